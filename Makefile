@@ -1,0 +1,49 @@
+# Top-level entry points. The README's two commands are `make demo` and
+# `make test`; both install missing Debian packages first.
+
+BUILD ?= build
+ASAN_BUILD ?= build-asan
+JOBS ?= $(shell nproc)
+PACKAGES = cmake gcc make pkg-config libopenblas-openmp-dev libcmocka-dev zlib1g-dev
+
+.PHONY: all deps build build-asan test test-fast test-asan bench demo clean
+
+all: build
+
+# Installs the Debian packages that are missing (needs root or sudo).
+deps:
+	@missing=""; for p in $(PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "Installing:$$missing"; \
+	  SUDO=""; [ "$$(id -u)" -ne 0 ] && SUDO=sudo; \
+	  $$SUDO apt-get update -q && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing; \
+	fi
+
+build: deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release
+	cmake --build $(BUILD) -j $(JOBS)
+
+build-asan: deps
+	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DLT_SANITIZE=ON -DLT_BUILD_BENCH=OFF
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+
+# The whole suite: optimized build, then the AddressSanitizer+UBSan build.
+test: test-fast test-asan
+
+test-fast: build
+	cd $(BUILD) && ctest --output-on-failure -j 2
+
+test-asan: build-asan
+	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j 2
+
+bench: build
+	OMP_WAIT_POLICY=PASSIVE $(BUILD)/bench/eager
+
+demo: build
+	OMP_WAIT_POLICY=PASSIVE $(BUILD)/bench/eager
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD)

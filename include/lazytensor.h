@@ -1,0 +1,604 @@
+/*
+ * lazytensor.h - the one public header of lazytensor.
+ *
+ * lazytensor is a C11 tensor library with eager semantics. On the "cpu"
+ * device every call runs at once.  (A "lazy" device that records an IR graph
+ * and compiles it at a barrier shares this same API.)
+ *
+ * ---------------------------------------------------------------------------
+ * OWNERSHIP (refcount + scopes)
+ * ---------------------------------------------------------------------------
+ *  - Every function that returns a new `lt_tensor *` returns one reference.
+ *    If a scope is open (lt_scope_begin), that reference belongs to the
+ *    innermost open scope and is dropped by lt_scope_end. If no scope is
+ *    open, the reference belongs to the caller, who must lt_release it.
+ *  - lt_keep(t) gives `t` one extra reference owned by the parent scope (or
+ *    by the caller if the current scope is the outermost one), so a result
+ *    survives the end of the scope that made it.
+ *  - lt_retain(t) adds a reference owned by the caller; lt_release(t) drops
+ *    one caller-owned reference. Use them for long-lived objects
+ *    (parameters, optimizer state).
+ *  - Nested expressions such as lt_add(lt_mul(x, w), b) therefore leak
+ *    nothing inside a scope.
+ *  - In-place functions (names ending in '_') return their destination
+ *    argument without adding a reference.
+ *  - Views share storage with their base; storage lives while any tensor
+ *    using it lives.
+ *  - Using a tensor after its last reference is dropped is detected (the
+ *    handle is quarantined before reuse) and reported as an error.
+ *
+ * ---------------------------------------------------------------------------
+ * ERRORS
+ * ---------------------------------------------------------------------------
+ *  A failing call returns NULL (or a non-LT_OK lt_status) and sets a
+ *  thread-local message, read with lt_last_error(): it names the op, the
+ *  shapes and dtypes involved and what was expected. Any op given a NULL
+ *  input returns NULL and keeps the first message, so a chain of calls fails
+ *  once, cleanly. Setting the environment variable LT_ERRORS=abort, or
+ *  installing a handler with lt_set_error_handler(), makes errors fatal or
+ *  observable. User mistakes never abort the process otherwise.
+ *
+ * ---------------------------------------------------------------------------
+ * CONVENTIONS
+ * ---------------------------------------------------------------------------
+ *  - Shapes are `const int64_t *dims, int ndim` (at most LT_MAX_DIMS dims).
+ *  - Dimension arguments may be negative (counted from the end).
+ *  - Binary ops broadcast like NumPy/PyTorch. Result dtypes follow PyTorch's
+ *    type promotion: tensors with dimensions dominate zero-dim tensors,
+ *    which dominate plain C scalars (the `_scalar` forms); a C double scalar
+ *    counts as a Python float (an integer tensor times 2.5 gives f32).
+ *  - Mixing devices in one op is an error; use lt_to() to move data.
+ */
+#ifndef LAZYTENSOR_H
+#define LAZYTENSOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Maximum number of dimensions of a tensor. */
+#define LT_MAX_DIMS 8
+
+/** Opaque tensor handle. */
+typedef struct lt_tensor lt_tensor;
+
+/* ========================================================================= */
+/* Status and errors                                                          */
+/* ========================================================================= */
+
+/** Result codes. LT_OK is 0; everything else is an error. */
+typedef enum lt_status {
+    LT_OK = 0,
+    LT_ERR_NULL,        /**< a NULL tensor or pointer was given */
+    LT_ERR_ARGUMENT,    /**< an argument is out of its valid range */
+    LT_ERR_SHAPE,       /**< shapes do not match what the op expects */
+    LT_ERR_DTYPE,       /**< a dtype the op does not accept */
+    LT_ERR_DEVICE,      /**< mixed or unknown devices */
+    LT_ERR_INDEX,       /**< an index is out of range */
+    LT_ERR_MEMORY,      /**< allocation failed or size is absurd */
+    LT_ERR_RELEASED,    /**< a tensor was used after its release */
+    LT_ERR_STATE,       /**< API misuse (e.g. scope_end without begin) */
+    LT_ERR_UNSUPPORTED, /**< valid request this build cannot perform */
+    LT_ERR_IO           /**< file or stream failure */
+} lt_status;
+
+/** Message of the last error on this thread ("" if none). Never NULL. */
+const char *lt_last_error(void);
+/** Status of the last error on this thread (LT_OK if none). */
+lt_status lt_last_status(void);
+/** Clears this thread's error state. */
+void lt_clear_error(void);
+/** Short name of a status code, e.g. "LT_ERR_SHAPE". */
+const char *lt_status_name(lt_status s);
+
+/** Called on every error with its status and message. */
+typedef void (*lt_error_handler)(lt_status status, const char *message, void *user);
+/**
+ * Installs a process-wide error handler (NULL removes it). The handler runs
+ * after the thread-local message is set. LT_ERRORS=abort in the environment
+ * makes the library print the message and abort() on the first error.
+ */
+void lt_set_error_handler(lt_error_handler handler, void *user);
+
+/* ========================================================================= */
+/* Dtypes                                                                     */
+/* ========================================================================= */
+
+/** Element types. bf16 and f16 are storage types: ops compute in f32. */
+typedef enum lt_dtype {
+    LT_F32 = 0,
+    LT_F64,
+    LT_I32,
+    LT_I64,
+    LT_U8,
+    LT_BOOL,
+    LT_BF16,
+    LT_F16,
+    LT_NUM_DTYPES
+} lt_dtype;
+
+/** Name of a dtype ("f32", "bool", ...); "invalid" for bad values. */
+const char *lt_dtype_name(lt_dtype dt);
+/** Size in bytes of one element; 0 for invalid dtypes. */
+size_t lt_dtype_size(lt_dtype dt);
+/** True for f32, f64, bf16, f16. */
+bool lt_dtype_is_floating(lt_dtype dt);
+/** PyTorch's promote_types(a, b): the smallest type that holds both. */
+lt_dtype lt_promote_types(lt_dtype a, lt_dtype b);
+
+/* ========================================================================= */
+/* Devices                                                                    */
+/* ========================================================================= */
+
+/** Device kinds. */
+typedef enum lt_device_kind {
+    LT_DEVICE_INVALID = -1,
+    LT_DEVICE_CPU = 0,
+    LT_DEVICE_LAZY = 1
+} lt_device_kind;
+
+/** A device is a plain value: kind and index. */
+typedef struct lt_device {
+    lt_device_kind kind;
+    int index;
+} lt_device;
+
+/**
+ * Parses "cpu", "cpu:0", "lazy", "lazy:0". On failure returns a device of
+ * kind LT_DEVICE_INVALID and sets the error. Devices this build cannot run
+ * on are reported as LT_ERR_UNSUPPORTED.
+ */
+lt_device lt_device_parse(const char *name);
+/** The CPU device. */
+lt_device lt_device_cpu(void);
+/** True if both devices are the same kind and index. */
+bool lt_device_equal(lt_device a, lt_device b);
+/** Writes "cpu:0"-style text into buf (snprintf semantics); returns buf. */
+const char *lt_device_str(lt_device d, char *buf, size_t cap);
+
+/* ========================================================================= */
+/* Lifetime: refcounts and scopes                                             */
+/* ========================================================================= */
+
+/** Adds a caller-owned reference; returns t (NULL-safe). */
+lt_tensor *lt_retain(lt_tensor *t);
+/** Drops a caller-owned reference (NULL-safe). Releasing an already dead
+ *  handle sets LT_ERR_RELEASED. */
+void lt_release(lt_tensor *t);
+/** Opens a scope: tensors returned from now on belong to it. */
+void lt_scope_begin(void);
+/** Closes the innermost scope, dropping every reference it owns.
+ *  Returns LT_ERR_STATE if no scope is open. */
+lt_status lt_scope_end(void);
+/** Number of open scopes on this thread. */
+int lt_scope_depth(void);
+/** Gives t one reference owned by the parent scope (or by the caller if
+ *  the innermost scope is the outermost one); returns t. NULL-safe. */
+lt_tensor *lt_keep(lt_tensor *t);
+/** Number of references currently held on t (for tests and debugging). */
+int lt_tensor_refcount(const lt_tensor *t);
+/** Number of tensor handles alive in the process (for leak checks). */
+int64_t lt_live_tensor_count(void);
+
+/* ========================================================================= */
+/* Tensor metadata                                                            */
+/* ========================================================================= */
+
+/** Number of dimensions (-1 on error). */
+int lt_tensor_ndim(const lt_tensor *t);
+/** Pointer to the ndim sizes (valid while t lives); NULL on error. */
+const int64_t *lt_tensor_shape(const lt_tensor *t);
+/** Size of dimension dim (negative dims allowed); -1 on error. */
+int64_t lt_tensor_size(const lt_tensor *t, int dim);
+/** Pointer to the ndim strides, in elements; NULL on error. */
+const int64_t *lt_tensor_strides(const lt_tensor *t);
+/** Offset of the first element into storage, in elements; -1 on error. */
+int64_t lt_tensor_offset(const lt_tensor *t);
+/** Number of elements (product of sizes); -1 on error. */
+int64_t lt_tensor_numel(const lt_tensor *t);
+/** Element type (LT_NUM_DTYPES on error). */
+lt_dtype lt_tensor_dtype(const lt_tensor *t);
+/** Device (kind LT_DEVICE_INVALID on error). */
+lt_device lt_tensor_device(const lt_tensor *t);
+/** True if the elements are laid out densely in row-major order. */
+bool lt_tensor_is_contiguous(const lt_tensor *t);
+/** True if both tensors view the same storage. */
+bool lt_tensor_shares_storage(const lt_tensor *a, const lt_tensor *b);
+/**
+ * Raw pointer to the first element of a CPU tensor (offset applied), for
+ * interop with other libraries. Respect lt_tensor_strides() when reading.
+ * NULL with an error for non-CPU tensors.
+ */
+void *lt_tensor_data(lt_tensor *t);
+
+/* ========================================================================= */
+/* Factories                                                                  */
+/* ========================================================================= */
+
+/** Uninitialized tensor. Sizes must be >= 0; the total size must fit in
+ *  memory (absurd sizes give LT_ERR_MEMORY). */
+lt_tensor *lt_empty(const int64_t *dims, int ndim, lt_dtype dt, lt_device dev);
+/** Tensor filled with zeros. */
+lt_tensor *lt_zeros(const int64_t *dims, int ndim, lt_dtype dt, lt_device dev);
+/** Tensor filled with ones. */
+lt_tensor *lt_ones(const int64_t *dims, int ndim, lt_dtype dt, lt_device dev);
+/** Tensor filled with value (converted to dt). */
+lt_tensor *lt_full(const int64_t *dims, int ndim, double value, lt_dtype dt, lt_device dev);
+/** Zero-dim tensor holding value. */
+lt_tensor *lt_scalar(double value, lt_dtype dt, lt_device dev);
+/** Same shape, dtype and device as t, uninitialized / zeros / ones / value. */
+lt_tensor *lt_empty_like(lt_tensor *t);
+lt_tensor *lt_zeros_like(lt_tensor *t);
+lt_tensor *lt_ones_like(lt_tensor *t);
+lt_tensor *lt_full_like(lt_tensor *t, double value);
+/** Values start, start+step, ... below end (above end if step < 0).
+ *  step must be nonzero; length is ceil((end-start)/step). */
+lt_tensor *lt_arange(double start, double end, double step, lt_dtype dt, lt_device dev);
+/** steps values evenly spaced from start to end inclusive (steps >= 0). */
+lt_tensor *lt_linspace(double start, double end, int64_t steps, lt_dtype dt, lt_device dev);
+/** n x m matrix with ones on the main diagonal. */
+lt_tensor *lt_eye(int64_t n, int64_t m, lt_dtype dt, lt_device dev);
+/**
+ * Tensor with a copy of host data laid out contiguously in row-major order
+ * (numel * lt_dtype_size(dt) bytes are read). data may be NULL only if the
+ * tensor has no elements.
+ */
+lt_tensor *lt_from_data(const void *data, const int64_t *dims, int ndim, lt_dtype dt, lt_device dev);
+
+/* ---- random numbers (Philox 4x32-10, counter based) -------------------- */
+
+/**
+ * Seeds the process-wide generator and resets its offset to 0. Every
+ * random op consumes a counter range, so a seed gives reproducible numbers
+ * whatever the thread count.
+ */
+void lt_manual_seed(uint64_t seed);
+/** Reads the generator state (seed and counter offset); NULL-safe. */
+void lt_rng_get_state(uint64_t *seed, uint64_t *offset);
+/** Restores a generator state read with lt_rng_get_state. */
+void lt_rng_set_state(uint64_t seed, uint64_t offset);
+/** Uniform numbers in [0, 1). dt must be floating. */
+lt_tensor *lt_rand(const int64_t *dims, int ndim, lt_dtype dt, lt_device dev);
+/** Standard normal numbers. dt must be floating. */
+lt_tensor *lt_randn(const int64_t *dims, int ndim, lt_dtype dt, lt_device dev);
+/** Uniform integers in [low, high). high > low. */
+lt_tensor *lt_randint(int64_t low, int64_t high, const int64_t *dims, int ndim, lt_dtype dt,
+                      lt_device dev);
+
+/* ========================================================================= */
+/* Unary elementwise ops (integer inputs of float ops give f32)               */
+/* ========================================================================= */
+
+lt_tensor *lt_neg(lt_tensor *t);        /**< -x */
+lt_tensor *lt_abs(lt_tensor *t);        /**< |x| */
+lt_tensor *lt_exp(lt_tensor *t);        /**< e^x */
+lt_tensor *lt_log(lt_tensor *t);        /**< natural log */
+lt_tensor *lt_log1p(lt_tensor *t);      /**< log(1+x) */
+lt_tensor *lt_expm1(lt_tensor *t);      /**< e^x - 1 */
+lt_tensor *lt_sqrt(lt_tensor *t);       /**< square root */
+lt_tensor *lt_rsqrt(lt_tensor *t);      /**< 1/sqrt(x) */
+lt_tensor *lt_sin(lt_tensor *t);        /**< sine */
+lt_tensor *lt_cos(lt_tensor *t);        /**< cosine */
+lt_tensor *lt_tanh(lt_tensor *t);       /**< hyperbolic tangent */
+lt_tensor *lt_sigmoid(lt_tensor *t);    /**< 1/(1+e^-x) */
+lt_tensor *lt_relu(lt_tensor *t);       /**< max(x, 0) (keeps dtype) */
+lt_tensor *lt_gelu(lt_tensor *t);       /**< x*Phi(x), exact erf form */
+lt_tensor *lt_silu(lt_tensor *t);       /**< x*sigmoid(x) */
+lt_tensor *lt_erf(lt_tensor *t);        /**< error function */
+lt_tensor *lt_sign(lt_tensor *t);       /**< -1, 0 or 1 (keeps dtype) */
+lt_tensor *lt_floor(lt_tensor *t);      /**< round down (keeps dtype) */
+lt_tensor *lt_ceil(lt_tensor *t);       /**< round up (keeps dtype) */
+lt_tensor *lt_round(lt_tensor *t);      /**< round half to even (keeps dtype) */
+lt_tensor *lt_reciprocal(lt_tensor *t); /**< 1/x */
+lt_tensor *lt_logical_not(lt_tensor *t);/**< !x, bool result */
+
+/* ========================================================================= */
+/* Binary and ternary elementwise ops (broadcasting)                          */
+/* ========================================================================= */
+
+lt_tensor *lt_add(lt_tensor *a, lt_tensor *b);                  /**< a + b */
+lt_tensor *lt_sub(lt_tensor *a, lt_tensor *b);                  /**< a - b */
+/** a + alpha*b (PyTorch's add with alpha). */
+lt_tensor *lt_add_scaled(lt_tensor *a, lt_tensor *b, double alpha);
+/** a - alpha*b. */
+lt_tensor *lt_sub_scaled(lt_tensor *a, lt_tensor *b, double alpha);
+lt_tensor *lt_mul(lt_tensor *a, lt_tensor *b);                  /**< a * b */
+/** True division: integer inputs give f32. Division by zero follows IEEE
+ *  for floats. */
+lt_tensor *lt_div(lt_tensor *a, lt_tensor *b);
+lt_tensor *lt_pow(lt_tensor *a, lt_tensor *b);                  /**< a ^ b */
+lt_tensor *lt_maximum(lt_tensor *a, lt_tensor *b);              /**< elementwise max (NaN wins) */
+lt_tensor *lt_minimum(lt_tensor *a, lt_tensor *b);              /**< elementwise min (NaN wins) */
+/** Python-style remainder: the result has the sign of b. Integer division
+ *  by zero is an error. */
+lt_tensor *lt_remainder(lt_tensor *a, lt_tensor *b);
+lt_tensor *lt_eq(lt_tensor *a, lt_tensor *b);                   /**< a == b, bool */
+lt_tensor *lt_ne(lt_tensor *a, lt_tensor *b);                   /**< a != b, bool */
+lt_tensor *lt_lt(lt_tensor *a, lt_tensor *b);                   /**< a < b, bool */
+lt_tensor *lt_le(lt_tensor *a, lt_tensor *b);                   /**< a <= b, bool */
+lt_tensor *lt_gt(lt_tensor *a, lt_tensor *b);                   /**< a > b, bool */
+lt_tensor *lt_ge(lt_tensor *a, lt_tensor *b);                   /**< a >= b, bool */
+lt_tensor *lt_logical_and(lt_tensor *a, lt_tensor *b);          /**< bool result */
+lt_tensor *lt_logical_or(lt_tensor *a, lt_tensor *b);           /**< bool result */
+/** cond ? a : b, elementwise; cond must be bool; all three broadcast. */
+lt_tensor *lt_where(lt_tensor *cond, lt_tensor *a, lt_tensor *b);
+/** min(max(x, lo), hi). Pass -INFINITY / INFINITY for no bound. lo <= hi. */
+lt_tensor *lt_clamp(lt_tensor *t, double lo, double hi);
+
+/* ---- tensor-with-scalar forms (the scalar acts like a Python float) ----- */
+lt_tensor *lt_add_scalar(lt_tensor *t, double s);   /**< t + s */
+lt_tensor *lt_sub_scalar(lt_tensor *t, double s);   /**< t - s */
+lt_tensor *lt_rsub_scalar(lt_tensor *t, double s);  /**< s - t */
+lt_tensor *lt_mul_scalar(lt_tensor *t, double s);   /**< t * s */
+lt_tensor *lt_div_scalar(lt_tensor *t, double s);   /**< t / s */
+lt_tensor *lt_pow_scalar(lt_tensor *t, double s);   /**< t ^ s */
+lt_tensor *lt_rpow_scalar(lt_tensor *t, double s);  /**< s ^ t */
+lt_tensor *lt_maximum_scalar(lt_tensor *t, double s);
+lt_tensor *lt_minimum_scalar(lt_tensor *t, double s);
+lt_tensor *lt_remainder_scalar(lt_tensor *t, double s);
+lt_tensor *lt_eq_scalar(lt_tensor *t, double s);
+lt_tensor *lt_ne_scalar(lt_tensor *t, double s);
+lt_tensor *lt_lt_scalar(lt_tensor *t, double s);
+lt_tensor *lt_le_scalar(lt_tensor *t, double s);
+lt_tensor *lt_gt_scalar(lt_tensor *t, double s);
+lt_tensor *lt_ge_scalar(lt_tensor *t, double s);
+
+/* ========================================================================= */
+/* In-place ops: write into dst (which may be a view) and return dst.         */
+/* The result is broadcast to dst's shape and must be castable to dst's       */
+/* dtype without changing category (a float result cannot go into an int     */
+/* tensor).                                                                   */
+/* ========================================================================= */
+
+lt_tensor *lt_add_(lt_tensor *dst, lt_tensor *b);
+lt_tensor *lt_sub_(lt_tensor *dst, lt_tensor *b);
+lt_tensor *lt_add_scaled_(lt_tensor *dst, lt_tensor *b, double alpha);
+lt_tensor *lt_mul_(lt_tensor *dst, lt_tensor *b);
+lt_tensor *lt_div_(lt_tensor *dst, lt_tensor *b);
+lt_tensor *lt_pow_(lt_tensor *dst, lt_tensor *b);
+lt_tensor *lt_maximum_(lt_tensor *dst, lt_tensor *b);
+lt_tensor *lt_minimum_(lt_tensor *dst, lt_tensor *b);
+lt_tensor *lt_add_scalar_(lt_tensor *dst, double s);
+lt_tensor *lt_sub_scalar_(lt_tensor *dst, double s);
+lt_tensor *lt_mul_scalar_(lt_tensor *dst, double s);
+lt_tensor *lt_div_scalar_(lt_tensor *dst, double s);
+lt_tensor *lt_pow_scalar_(lt_tensor *dst, double s);
+lt_tensor *lt_clamp_(lt_tensor *dst, double lo, double hi);
+lt_tensor *lt_neg_(lt_tensor *dst);
+lt_tensor *lt_relu_(lt_tensor *dst);
+/** Sets every element of dst to value. */
+lt_tensor *lt_fill_(lt_tensor *dst, double value);
+/** Sets every element of dst to zero. */
+lt_tensor *lt_zero_(lt_tensor *dst);
+/** Copies src into dst, broadcasting src to dst's shape and converting the
+ *  dtype (any dtype to any dtype). Devices must match. */
+lt_tensor *lt_copy_(lt_tensor *dst, lt_tensor *src);
+
+/* ========================================================================= */
+/* Conversion and copies                                                      */
+/* ========================================================================= */
+
+/** Converts to dtype dt (a new tensor, even if dt is already t's dtype). */
+lt_tensor *lt_to_dtype(lt_tensor *t, lt_dtype dt);
+/** A contiguous copy with its own storage. */
+lt_tensor *lt_clone(lt_tensor *t);
+/** t itself (one more reference) if contiguous, else a contiguous copy. */
+lt_tensor *lt_contiguous(lt_tensor *t);
+/** Copies t to device dev (a new tensor, even on the same device). */
+lt_tensor *lt_to(lt_tensor *t, lt_device dev);
+
+/* ========================================================================= */
+/* Reductions. dims/ndims select the reduced dimensions; ndims == 0 (dims     */
+/* may be NULL) reduces all of them. Duplicate dims are an error.             */
+/* ========================================================================= */
+
+/** Sum. Integer and bool inputs sum to i64. */
+lt_tensor *lt_sum(lt_tensor *t, const int *dims, int ndims, bool keepdim);
+/** Mean. Floating inputs only. */
+lt_tensor *lt_mean(lt_tensor *t, const int *dims, int ndims, bool keepdim);
+/** Product. Integer and bool inputs multiply to i64. */
+lt_tensor *lt_prod(lt_tensor *t, const int *dims, int ndims, bool keepdim);
+/** Maximum value over dims (NaN propagates). Empty reductions are errors. */
+lt_tensor *lt_amax(lt_tensor *t, const int *dims, int ndims, bool keepdim);
+/** Minimum value over dims. */
+lt_tensor *lt_amin(lt_tensor *t, const int *dims, int ndims, bool keepdim);
+/** Max over one dim; if indices is not NULL it receives the i64 argmax
+ *  (first occurrence). */
+lt_tensor *lt_max_dim(lt_tensor *t, int dim, bool keepdim, lt_tensor **indices);
+/** Min over one dim; indices as for lt_max_dim. */
+lt_tensor *lt_min_dim(lt_tensor *t, int dim, bool keepdim, lt_tensor **indices);
+/** Index (i64) of the first maximum over dim. */
+lt_tensor *lt_argmax(lt_tensor *t, int dim, bool keepdim);
+/** Index (i64) of the first minimum over dim. */
+lt_tensor *lt_argmin(lt_tensor *t, int dim, bool keepdim);
+/** Variance with divisor N - correction (correction 1 = unbiased). */
+lt_tensor *lt_var(lt_tensor *t, const int *dims, int ndims, int64_t correction, bool keepdim);
+/** Standard deviation, sqrt(var). */
+lt_tensor *lt_std(lt_tensor *t, const int *dims, int ndims, int64_t correction, bool keepdim);
+/** log(sum(exp(x))) computed stably. Floating inputs only. */
+lt_tensor *lt_logsumexp(lt_tensor *t, const int *dims, int ndims, bool keepdim);
+/** True where all elements are nonzero (bool). */
+lt_tensor *lt_all(lt_tensor *t, const int *dims, int ndims, bool keepdim);
+/** True where any element is nonzero (bool). */
+lt_tensor *lt_any(lt_tensor *t, const int *dims, int ndims, bool keepdim);
+/** Cumulative sum along dim (integer inputs give i64). */
+lt_tensor *lt_cumsum(lt_tensor *t, int dim);
+/** softmax along dim (floating). */
+lt_tensor *lt_softmax(lt_tensor *t, int dim);
+/** log(softmax) along dim, computed stably (floating). */
+lt_tensor *lt_log_softmax(lt_tensor *t, int dim);
+
+/* ========================================================================= */
+/* Views: results share storage with t; writes through a view change t.       */
+/* ========================================================================= */
+
+/** Same elements in a new shape; one size may be -1 (inferred). Errors if
+ *  the strides of t cannot express the shape without a copy. */
+lt_tensor *lt_view(lt_tensor *t, const int64_t *dims, int ndim);
+/** Like lt_view, but copies when a view is impossible. */
+lt_tensor *lt_reshape(lt_tensor *t, const int64_t *dims, int ndim);
+/** Reorders dimensions: result dim i is t's dim perm[i]. */
+lt_tensor *lt_permute(lt_tensor *t, const int *perm, int ndim);
+/** Swaps two dimensions. */
+lt_tensor *lt_transpose(lt_tensor *t, int dim0, int dim1);
+/** Elements start .. start+length-1 of dim. */
+lt_tensor *lt_narrow(lt_tensor *t, int dim, int64_t start, int64_t length);
+/** Python-style slice start:end:step of dim (step > 0). start/end may be
+ *  negative and are clamped to the valid range like Python's. */
+lt_tensor *lt_slice(lt_tensor *t, int dim, int64_t start, int64_t end, int64_t step);
+/** Index `index` of dim, removing the dim (negative index counts back). */
+lt_tensor *lt_select(lt_tensor *t, int dim, int64_t index);
+/** Removes dim if its size is 1 (otherwise returns an unchanged view). */
+lt_tensor *lt_squeeze(lt_tensor *t, int dim);
+/** Removes every size-1 dim. */
+lt_tensor *lt_squeeze_all(lt_tensor *t);
+/** Inserts a size-1 dim at position dim (0..ndim). */
+lt_tensor *lt_unsqueeze(lt_tensor *t, int dim);
+/** Broadcasts size-1 dims to dims (-1 keeps a size); new leading dims may
+ *  be added. The result has stride 0 on expanded dims: do not write to it. */
+lt_tensor *lt_expand(lt_tensor *t, const int64_t *dims, int ndim);
+/** Merges dims start_dim..end_dim into one (a view when possible, else a
+ *  copy, like lt_reshape). */
+lt_tensor *lt_flatten(lt_tensor *t, int start_dim, int end_dim);
+/** Diagonal of the (dim1, dim2) plane, offset above (>0) or below (<0)
+ *  the main diagonal, as the last dim. */
+lt_tensor *lt_diagonal(lt_tensor *t, int64_t offset, int dim1, int dim2);
+
+/* ========================================================================= */
+/* Indexing and shaping                                                       */
+/* ========================================================================= */
+
+/** Concatenates n tensors along dim; all other sizes must match. Dtypes are
+ *  promoted. */
+lt_tensor *lt_cat(lt_tensor *const *ts, int n, int dim);
+/** Stacks n tensors of equal shape along a new dim. */
+lt_tensor *lt_stack(lt_tensor *const *ts, int n, int dim);
+/**
+ * Splits t into views of split_size along dim (the last may be smaller).
+ * Writes at most max_out handles to out and returns how many pieces there
+ * are (-1 on error, or if max_out is too small: nothing is written then).
+ */
+int lt_split(lt_tensor *t, int64_t split_size, int dim, lt_tensor **out, int max_out);
+/** Splits t into `chunks` views of ceil(size/chunks) along dim, like
+ *  torch.chunk; returns the count (-1 on error). */
+int lt_chunk(lt_tensor *t, int chunks, int dim, lt_tensor **out, int max_out);
+/** Elements of t at positions index (1-D integer tensor) along dim. */
+lt_tensor *lt_index_select(lt_tensor *t, int dim, lt_tensor *index);
+/** out[i][j] = t[index[i][j]][j] (dim 0), etc.; index is i64/i32 with the
+ *  same ndim as t. */
+lt_tensor *lt_gather(lt_tensor *t, int dim, lt_tensor *index);
+/** A copy of t with src scattered into positions given by index along dim. */
+lt_tensor *lt_scatter(lt_tensor *t, int dim, lt_tensor *index, lt_tensor *src);
+/** A copy of t with src added into positions given by index along dim. */
+lt_tensor *lt_scatter_add(lt_tensor *t, int dim, lt_tensor *index, lt_tensor *src);
+/** A copy of t with value where mask (bool, broadcast to t) is true. */
+lt_tensor *lt_masked_fill(lt_tensor *t, lt_tensor *mask, double value);
+/** One-hot encoding (i64) of integer class indices, with a trailing dim of
+ *  num_classes. Indices must lie in [0, num_classes). */
+lt_tensor *lt_one_hot(lt_tensor *indices, int64_t num_classes);
+/** Lower triangle (j <= i + k) of the last two dims; the rest zeroed. */
+lt_tensor *lt_tril(lt_tensor *t, int64_t k);
+/** Upper triangle (j >= i + k) of the last two dims. */
+lt_tensor *lt_triu(lt_tensor *t, int64_t k);
+/** Sorts along dim (stable). indices (optional) receives i64 positions. */
+lt_tensor *lt_sort(lt_tensor *t, int dim, bool descending, lt_tensor **indices);
+/** The k largest (or smallest) elements along dim, sorted. */
+lt_tensor *lt_topk(lt_tensor *t, int64_t k, int dim, bool largest, lt_tensor **indices);
+/** Indices (i64, shape [count, ndim]) of the nonzero elements, in row-major
+ *  order. Its shape depends on the data. */
+lt_tensor *lt_nonzero(lt_tensor *t);
+/** Rows of weight [num, dim] selected by integer indices of any shape;
+ *  result shape is indices.shape + [dim]. */
+lt_tensor *lt_embedding(lt_tensor *weight, lt_tensor *indices);
+
+/* ========================================================================= */
+/* Linear algebra and neural-network ops                                      */
+/* ========================================================================= */
+
+/**
+ * Matrix product with torch.matmul semantics: 1-D x 1-D is a dot product,
+ * 2-D x 2-D a matrix product, 1-D operands get a dim prepended/appended and
+ * removed again, and batch dims broadcast. Floating types use OpenBLAS.
+ */
+lt_tensor *lt_matmul(lt_tensor *a, lt_tensor *b);
+/**
+ * 2-D convolution (cross-correlation). x: [N, C, H, W]; w: [O, C/groups,
+ * kH, kW]; bias: [O] or NULL. stride, padding, dilation: 2 values each
+ * (NULL means 1, 0, 1). Output [N, O, Ho, Wo].
+ */
+lt_tensor *lt_conv2d(lt_tensor *x, lt_tensor *w, lt_tensor *bias, const int64_t *stride,
+                     const int64_t *padding, const int64_t *dilation, int64_t groups);
+/** Max pooling over [N, C, H, W] with -inf padding; stride NULL means
+ *  kernel. indices (optional) receives i64 flat h*W+w positions. */
+lt_tensor *lt_max_pool2d(lt_tensor *x, const int64_t *kernel, const int64_t *stride,
+                         const int64_t *padding, lt_tensor **indices);
+/** Average pooling over [N, C, H, W]; padded zeros count in the divisor
+ *  when count_include_pad is true (PyTorch's default). */
+lt_tensor *lt_avg_pool2d(lt_tensor *x, const int64_t *kernel, const int64_t *stride,
+                         const int64_t *padding, bool count_include_pad);
+
+/* ========================================================================= */
+/* Reading values (IR-incompatible: they need concrete data)                  */
+/* ========================================================================= */
+
+/** The single element of a one-element tensor, as a double. */
+lt_status lt_item(lt_tensor *t, double *out);
+/** The single element of a one-element integer/bool tensor, exactly. */
+lt_status lt_item_int(lt_tensor *t, int64_t *out);
+/**
+ * Copies the elements of t, in row-major order and in t's dtype, to dst.
+ * cap is the size of dst in bytes; it must be at least numel * elem size.
+ */
+lt_status lt_copy_to_host(lt_tensor *t, void *dst, size_t cap);
+/**
+ * Formats t the way torch prints tensors ("tensor([[1., 2.], ...])"),
+ * summarizing with "..." above 1000 elements. snprintf semantics: returns
+ * the full length (or -1 on error) and writes at most cap bytes to buf.
+ */
+int lt_format(lt_tensor *t, char *buf, size_t cap);
+/** Prints lt_format's text and a newline to stdout. */
+lt_status lt_print(lt_tensor *t);
+
+/* ========================================================================= */
+/* Memory and threads                                                         */
+/* ========================================================================= */
+
+/** Statistics of the caching buffer allocator (all devices' host memory). */
+typedef struct lt_mem_stats {
+    int64_t bytes_in_use;    /**< bytes held by live buffers (rounded) */
+    int64_t peak_bytes;      /**< max of bytes_in_use since last reset */
+    int64_t bytes_cached;    /**< freed bytes kept for reuse */
+    int64_t os_allocs;       /**< buffers obtained from the OS, cumulative */
+    int64_t os_frees;        /**< buffers returned to the OS, cumulative */
+    int64_t cache_hits;      /**< allocations served from the cache */
+    int64_t live_buffers;    /**< buffers currently in use */
+} lt_mem_stats;
+
+/** Fills *s (NULL-safe). */
+void lt_mem_stats_get(lt_mem_stats *s);
+/** Returns every cached (free) buffer to the OS. */
+void lt_mem_trim(void);
+/** Resets peak_bytes to the current bytes_in_use. */
+void lt_mem_reset_peak(void);
+/** Bounds the bytes kept in the cache (default 2 GiB, env
+ *  LT_MEM_CACHE_LIMIT in bytes); beyond it freed buffers go back to the OS. */
+void lt_mem_set_cache_limit(int64_t bytes);
+
+/** Sets the thread count of the kernels and OpenBLAS (one shared OpenMP
+ *  pool); n <= 0 restores the default. */
+void lt_set_num_threads(int n);
+/** Current thread count. */
+int lt_get_num_threads(void);
+
+/** Library version string, e.g. "0.1.0". */
+const char *lt_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LAZYTENSOR_H */

@@ -1,0 +1,41 @@
+/*
+ * api.h - the dispatcher behind every public op function.
+ *
+ * A public function packs its attributes and calls lt_call (or
+ * lt_call_inplace). The dispatcher validates the handles, checks that all
+ * inputs share one device, runs the op's shape rule, and then runs the op on
+ * the inputs' device: the eager kernel on "cpu". Outputs are published to
+ * the innermost scope.
+ */
+#ifndef LT_API_H
+#define LT_API_H
+
+#include "eager/eager.h"
+
+/*
+ * Runs op. Returns output 0 (NULL on error). If the op has more outputs
+ * they go to extra[0..nout-2] when extra is not NULL (and are dropped
+ * otherwise).
+ */
+lt_tensor *lt_call(lt_op op, lt_tensor *const *in, int nin, const lt_attrs *a, lt_tensor **extra);
+/*
+ * Runs an elementwise op (or copy/fill) and writes its result into dst:
+ * the result must have dst's shape and a dtype castable to dst's. `in`
+ * usually starts with dst itself. Returns dst, or NULL on error (dst is
+ * then unchanged).
+ */
+lt_tensor *lt_call_inplace(lt_op op, lt_tensor *dst, lt_tensor *const *in, int nin,
+                           const lt_attrs *a);
+/* A zero-dim f64 "weak" tensor holding a C scalar on dev, for the
+ * tensor-with-scalar forms. The caller owns it (lt_tensor_unref). */
+lt_tensor *lt_wrap_scalar(double v, lt_device dev);
+
+/* Shorthands used by the op wrappers. */
+lt_tensor *lt_call1(lt_op op, lt_tensor *t, const lt_attrs *a);
+lt_tensor *lt_call2(lt_op op, lt_tensor *x, lt_tensor *y, const lt_attrs *a);
+/* op(t, scalar) through a wrapped scalar; `reversed` gives op(scalar, t). */
+lt_tensor *lt_call_scalar(lt_op op, lt_tensor *t, double s, bool reversed, const lt_attrs *a);
+/* dst = op(dst, scalar) in place. */
+lt_tensor *lt_call_scalar_inplace(lt_op op, lt_tensor *dst, double s, const lt_attrs *a);
+
+#endif

@@ -1,0 +1,265 @@
+/* api_tensor.c - public factories, conversions, copies and value access. */
+#include "api/api.h"
+
+#include <math.h>
+#include <string.h>
+
+static lt_tensor *factory(lt_op op, const int64_t *dims, int ndim, lt_dtype dt, lt_device dev,
+                          lt_attrs *a)
+{
+    const char *name = lt_op_name(op);
+    if (ndim < 0 || ndim > LT_MAX_DIMS)
+        return lt_error(LT_ERR_SHAPE, "%s: %d dims requested, expected 0..%d", name, ndim, LT_MAX_DIMS), NULL;
+    if (ndim > 0 && !dims)
+        return lt_error(LT_ERR_NULL, "%s: dims is NULL but ndim is %d", name, ndim), NULL;
+    if (ndim > 0)
+        memcpy(a->i, dims, sizeof(int64_t) * (size_t)ndim);
+    a->ni = ndim;
+    a->dtype = (int32_t)dt;
+    a->device = dev;
+    if (dev.kind == LT_DEVICE_INVALID)
+        return lt_error(LT_ERR_DEVICE, "%s: invalid device", name), NULL;
+    return lt_call(op, NULL, 0, a, NULL);
+}
+
+lt_tensor *lt_empty(const int64_t *dims, int ndim, lt_dtype dt, lt_device dev)
+{
+    lt_attrs a = lt_attrs_init();
+    return factory(LT_OP_EMPTY, dims, ndim, dt, dev, &a);
+}
+
+lt_tensor *lt_full(const int64_t *dims, int ndim, double value, lt_dtype dt, lt_device dev)
+{
+    lt_attrs a = lt_attrs_init();
+    a.f[0] = value;
+    a.nf = 1;
+    return factory(LT_OP_FULL, dims, ndim, dt, dev, &a);
+}
+
+lt_tensor *lt_zeros(const int64_t *dims, int ndim, lt_dtype dt, lt_device dev)
+{
+    return lt_full(dims, ndim, 0.0, dt, dev);
+}
+
+lt_tensor *lt_ones(const int64_t *dims, int ndim, lt_dtype dt, lt_device dev)
+{
+    return lt_full(dims, ndim, 1.0, dt, dev);
+}
+
+lt_tensor *lt_scalar(double value, lt_dtype dt, lt_device dev) { return lt_full(NULL, 0, value, dt, dev); }
+
+static lt_tensor *like(lt_tensor *t, const char *name, lt_op op, double value)
+{
+    if (lt_check_tensor(name, t, 0) != LT_OK)
+        return NULL;
+    lt_attrs a = lt_attrs_init();
+    a.f[0] = value;
+    a.nf = 1;
+    return factory(op, t->shape, t->ndim, (lt_dtype)t->dtype, t->device, &a);
+}
+
+lt_tensor *lt_empty_like(lt_tensor *t) { return like(t, "empty_like", LT_OP_EMPTY, 0.0); }
+lt_tensor *lt_zeros_like(lt_tensor *t) { return like(t, "zeros_like", LT_OP_FULL, 0.0); }
+lt_tensor *lt_ones_like(lt_tensor *t) { return like(t, "ones_like", LT_OP_FULL, 1.0); }
+lt_tensor *lt_full_like(lt_tensor *t, double value) { return like(t, "full_like", LT_OP_FULL, value); }
+
+lt_tensor *lt_arange(double start, double end, double step, lt_dtype dt, lt_device dev)
+{
+    if (!isfinite(start) || !isfinite(end) || !isfinite(step))
+        return lt_error(LT_ERR_ARGUMENT, "arange: start, end and step must be finite (got %g, %g, %g)",
+                        start, end, step), NULL;
+    if (step == 0.0)
+        return lt_error(LT_ERR_ARGUMENT, "arange: step must be nonzero"), NULL;
+    if ((end - start) / step < 0)
+        return lt_error(LT_ERR_ARGUMENT, "arange: step %g goes away from end (start %g, end %g)", step,
+                        start, end), NULL;
+    double len = ceil((end - start) / step);
+    if (len > 9.0e15)
+        return lt_error(LT_ERR_MEMORY, "arange: %g elements is too many", len), NULL;
+    int64_t n = (int64_t)len;
+    lt_attrs a = lt_attrs_init();
+    a.f[0] = start;
+    a.f[1] = step;
+    a.nf = 2;
+    return factory(LT_OP_ARANGE, &n, 1, dt, dev, &a);
+}
+
+lt_tensor *lt_linspace(double start, double end, int64_t steps, lt_dtype dt, lt_device dev)
+{
+    if (!isfinite(start) || !isfinite(end))
+        return lt_error(LT_ERR_ARGUMENT, "linspace: start and end must be finite"), NULL;
+    if (steps < 0)
+        return lt_error(LT_ERR_ARGUMENT, "linspace: steps is %lld, expected >= 0", (long long)steps), NULL;
+    lt_attrs a = lt_attrs_init();
+    a.f[0] = start;
+    a.f[1] = end;
+    a.nf = 2;
+    return factory(LT_OP_LINSPACE, &steps, 1, dt, dev, &a);
+}
+
+lt_tensor *lt_eye(int64_t n, int64_t m, lt_dtype dt, lt_device dev)
+{
+    int64_t dims[2] = {n, m};
+    lt_attrs a = lt_attrs_init();
+    return factory(LT_OP_EYE, dims, 2, dt, dev, &a);
+}
+
+lt_tensor *lt_from_data(const void *data, const int64_t *dims, int ndim, lt_dtype dt, lt_device dev)
+{
+    if (lt_check_shape("from_data", dims, ndim, dt) != LT_OK)
+        return NULL;
+    int64_t numel = lt_shape_numel(dims, ndim);
+    if (!data && numel > 0)
+        return lt_error(LT_ERR_NULL, "from_data: data is NULL for %lld elements", (long long)numel), NULL;
+    if (dev.kind != LT_DEVICE_CPU) {
+        char d[32];
+        return lt_error(LT_ERR_UNSUPPORTED, "from_data: device %s is not available in this build",
+                        lt_device_str(dev, d, sizeof d)), NULL;
+    }
+    lt_meta m = lt_meta_make(dt, dims, ndim);
+    lt_tensor *t = lt_tensor_alloc(&m, dev, "from_data");
+    if (!t)
+        return NULL;
+    if (numel > 0)
+        memcpy(lt_tensor_ptr(t), data, (size_t)numel * lt_dtype_size(dt));
+    return lt_tensor_publish(t);
+}
+
+/* ---- conversions and copies -------------------------------------------- */
+
+lt_tensor *lt_to_dtype(lt_tensor *t, lt_dtype dt)
+{
+    lt_attrs a = lt_attrs_init();
+    a.dtype = (int32_t)dt;
+    return lt_call1(LT_OP_CAST, t, &a);
+}
+
+lt_tensor *lt_clone(lt_tensor *t)
+{
+    if (lt_check_tensor("clone", t, 0) != LT_OK)
+        return NULL;
+    return lt_to_dtype(t, (lt_dtype)t->dtype);
+}
+
+lt_tensor *lt_contiguous(lt_tensor *t)
+{
+    if (lt_check_tensor("contiguous", t, 0) != LT_OK)
+        return NULL;
+    if (lt_tensor_contiguous(t)) {
+        atomic_fetch_add(&t->refcount, 1);
+        return lt_tensor_publish(t);
+    }
+    return lt_clone(t);
+}
+
+lt_tensor *lt_to(lt_tensor *t, lt_device dev)
+{
+    if (lt_check_tensor("to", t, 0) != LT_OK)
+        return NULL;
+    if (dev.kind != LT_DEVICE_CPU) {
+        char d[32];
+        return lt_error(LT_ERR_UNSUPPORTED, "to: device %s is not available in this build",
+                        lt_device_str(dev, d, sizeof d)), NULL;
+    }
+    return lt_clone(t);
+}
+
+lt_tensor *lt_copy_(lt_tensor *dst, lt_tensor *src)
+{
+    lt_attrs a = lt_attrs_init();
+    lt_tensor *in[2] = {dst, src};
+    return lt_call_inplace(LT_OP_COPY, dst, in, 2, &a);
+}
+
+lt_tensor *lt_fill_(lt_tensor *dst, double value)
+{
+    lt_attrs a = lt_attrs_init();
+    a.f[0] = value;
+    a.nf = 1;
+    return lt_call_inplace(LT_OP_FILL, dst, &dst, 1, &a);
+}
+
+lt_tensor *lt_zero_(lt_tensor *dst) { return lt_fill_(dst, 0.0); }
+
+/* ---- reading values ----------------------------------------------------- */
+
+/* Checks t is a readable CPU tensor. */
+static lt_status check_readable(const char *name, lt_tensor *t)
+{
+    lt_status st = lt_check_tensor(name, t, 0);
+    if (st != LT_OK)
+        return st;
+    if (t->device.kind != LT_DEVICE_CPU || !t->storage) {
+        char d[32];
+        return lt_error(LT_ERR_UNSUPPORTED, "%s: cannot read from device %s in this build", name,
+                        lt_device_str(t->device, d, sizeof d));
+    }
+    return LT_OK;
+}
+
+static lt_status check_one_element(const char *name, lt_tensor *t)
+{
+    if (lt_shape_numel(t->shape, t->ndim) != 1) {
+        char sb[160];
+        return lt_error(LT_ERR_SHAPE, "%s: tensor of shape %s has %lld elements, expected exactly 1", name,
+                        lt_shape_str(t->shape, t->ndim, sb, sizeof sb),
+                        (long long)lt_shape_numel(t->shape, t->ndim));
+    }
+    return LT_OK;
+}
+
+lt_status lt_item(lt_tensor *t, double *out)
+{
+    lt_status st = check_readable("item", t);
+    if (st != LT_OK)
+        return st;
+    if (!out)
+        return lt_error(LT_ERR_NULL, "item: out is NULL");
+    if ((st = check_one_element("item", t)) != LT_OK)
+        return st;
+    *out = lt_eager_get(t, 0);
+    return LT_OK;
+}
+
+lt_status lt_item_int(lt_tensor *t, int64_t *out)
+{
+    lt_status st = check_readable("item_int", t);
+    if (st != LT_OK)
+        return st;
+    if (!out)
+        return lt_error(LT_ERR_NULL, "item_int: out is NULL");
+    if ((st = check_one_element("item_int", t)) != LT_OK)
+        return st;
+    if (lt_dtype_is_floating((lt_dtype)t->dtype))
+        return lt_error(LT_ERR_DTYPE, "item_int: tensor has floating dtype %s (use lt_item)",
+                        lt_dtype_name((lt_dtype)t->dtype));
+    const char *p = lt_tensor_ptr(t);
+    switch ((lt_dtype)t->dtype) {
+    case LT_I64: *out = LT_LOAD_i64(p); break;
+    case LT_I32: *out = LT_LOAD_i32(p); break;
+    case LT_U8: *out = LT_LOAD_u8(p); break;
+    default: *out = LT_LOAD_b8(p); break;
+    }
+    return LT_OK;
+}
+
+lt_status lt_copy_to_host(lt_tensor *t, void *dst, size_t cap)
+{
+    lt_status st = check_readable("copy_to_host", t);
+    if (st != LT_OK)
+        return st;
+    size_t need = (size_t)lt_shape_numel(t->shape, t->ndim) * lt_dtype_size((lt_dtype)t->dtype);
+    if (!dst && need > 0)
+        return lt_error(LT_ERR_NULL, "copy_to_host: dst is NULL");
+    if (cap < need)
+        return lt_error(LT_ERR_ARGUMENT, "copy_to_host: buffer of %zu bytes is too small, need %zu", cap,
+                        need);
+    if (need == 0)
+        return LT_OK;
+    lt_tensor *c = lt_eager_as_contiguous(t, (lt_dtype)t->dtype, "copy_to_host");
+    if (!c)
+        return lt_last_status();
+    memcpy(dst, lt_tensor_ptr(c), need);
+    lt_tensor_unref(c);
+    return LT_OK;
+}

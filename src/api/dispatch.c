@@ -1,0 +1,228 @@
+/* dispatch.c - validation, inference and device dispatch of every op. */
+#include "api/api.h"
+
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+
+#define SMALL_INPUTS 8
+
+/* Checks every input handle and that they share one device. */
+static lt_status check_inputs(const char *name, lt_tensor *const *in, int nin, lt_device *dev)
+{
+    for (int i = 0; i < nin; i++) {
+        lt_status st = lt_check_tensor(name, in[i], i);
+        if (st != LT_OK)
+            return st;
+    }
+    for (int i = 1; i < nin; i++) {
+        if (!lt_device_equal(in[i]->device, in[0]->device)) {
+            char d0[32], d1[32];
+            return lt_error(LT_ERR_DEVICE,
+                            "%s: mixed devices: argument 0 is on %s but argument %d is on %s "
+                            "(use lt_to to move data explicitly)",
+                            name, lt_device_str(in[0]->device, d0, sizeof d0), i,
+                            lt_device_str(in[i]->device, d1, sizeof d1));
+        }
+    }
+    if (nin > 0)
+        *dev = in[0]->device;
+    return LT_OK;
+}
+
+static lt_status device_runnable(const char *name, lt_device dev)
+{
+    if (dev.kind == LT_DEVICE_CPU)
+        return LT_OK;
+    char d[32];
+    return lt_error(LT_ERR_UNSUPPORTED, "%s: device %s is not available in this build", name,
+                    lt_device_str(dev, d, sizeof d));
+}
+
+/* Runs the eager kernel; allocates outputs first unless the kernel makes
+ * its own (views, data-dependent shapes). On failure no output survives. */
+static lt_status run_eager(lt_op op, lt_tensor *const *in, int nin, const lt_attrs *a,
+                           const lt_meta *om, lt_tensor **out, lt_device dev)
+{
+    const lt_op_info *info = &lt_op_infos[op];
+    lt_eager_fn fn = lt_eager_kernel(op);
+    if (!fn)
+        return lt_error(LT_ERR_UNSUPPORTED, "%s: no cpu kernel exists for this op", info->name);
+    bool preallocate = info->cls != LT_OPC_VIEW && info->cls != LT_OPC_DATADEP;
+    for (int k = 0; k < info->nout; k++) {
+        out[k] = preallocate ? lt_tensor_alloc(&om[k], dev, info->name) : NULL;
+        if (preallocate && !out[k]) {
+            for (int j = 0; j < k; j++)
+                lt_tensor_unref(out[j]);
+            return lt_last_status();
+        }
+    }
+    lt_status st = fn(op, in, nin, a, om, out);
+    if (st != LT_OK) {
+        for (int k = 0; k < info->nout; k++)
+            if (out[k])
+                lt_tensor_unref(out[k]);
+    }
+    return st;
+}
+
+/* Fills metas for the inputs (heap-allocated for long variadic lists). */
+static lt_meta *input_metas(lt_tensor *const *in, int nin, lt_meta *small)
+{
+    lt_meta *m = nin <= SMALL_INPUTS ? small : malloc(sizeof *m * (size_t)nin);
+    if (!m) {
+        lt_error(LT_ERR_MEMORY, "dispatch: out of memory");
+        return NULL;
+    }
+    for (int i = 0; i < nin; i++)
+        m[i] = lt_tensor_meta(in[i]);
+    return m;
+}
+
+lt_tensor *lt_call(lt_op op, lt_tensor *const *in, int nin, const lt_attrs *a, lt_tensor **extra)
+{
+    const lt_op_info *info = &lt_op_infos[op];
+    lt_device dev = a->device;
+    if (nin > 0 && !in)
+        return lt_error(LT_ERR_NULL, "%s: the input list is NULL", info->name), NULL;
+    if (check_inputs(info->name, in, nin, &dev) != LT_OK)
+        return NULL;
+    if (device_runnable(info->name, dev) != LT_OK)
+        return NULL;
+    lt_meta small[SMALL_INPUTS], om[LT_MAX_OUTPUTS];
+    lt_meta *im = input_metas(in, nin, small);
+    if (!im)
+        return NULL;
+    lt_status st = lt_op_infer(op, im, nin, a, om);
+    if (im != small)
+        free(im);
+    if (st != LT_OK)
+        return NULL;
+    lt_tensor *out[LT_MAX_OUTPUTS] = {NULL};
+    if (run_eager(op, in, nin, a, om, out, dev) != LT_OK)
+        return NULL;
+    for (int k = 1; k < info->nout; k++) {
+        if (extra)
+            extra[k - 1] = lt_tensor_publish(out[k]);
+        else
+            lt_tensor_unref(out[k]);
+    }
+    return lt_tensor_publish(out[0]);
+}
+
+/* True when a and b touch the same memory with different geometry, so an
+ * elementwise kernel writing a while reading b could read clobbered data. */
+static bool overlaps_unsafely(const lt_tensor *dst, const lt_tensor *src)
+{
+    if (!dst->storage || dst->storage != src->storage)
+        return false;
+    if (dst->offset != src->offset || dst->ndim != src->ndim)
+        return true;
+    for (int d = 0; d < dst->ndim; d++)
+        if (dst->shape[d] != src->shape[d] || dst->strides[d] != src->strides[d])
+            return true;
+    return false;
+}
+
+lt_tensor *lt_call_inplace(lt_op op, lt_tensor *dst, lt_tensor *const *in, int nin, const lt_attrs *a)
+{
+    const lt_op_info *info = &lt_op_infos[op];
+    char name[64];
+    snprintf(name, sizeof name, "%s_", info->name);
+    lt_device dev;
+    if (lt_check_tensor(name, dst, 0) != LT_OK || check_inputs(name, in, nin, &dev) != LT_OK)
+        return NULL;
+    if (!lt_device_equal(dev, dst->device))
+        return lt_error(LT_ERR_DEVICE, "%s: inputs and destination are on different devices", name), NULL;
+    if (device_runnable(name, dev) != LT_OK)
+        return NULL;
+    lt_meta small[SMALL_INPUTS], om[LT_MAX_OUTPUTS];
+    lt_meta *im = input_metas(in, nin, small);
+    if (!im)
+        return NULL;
+    lt_status st = lt_op_infer(op, im, nin, a, om);
+    if (im != small)
+        free(im);
+    if (st != LT_OK)
+        return NULL;
+    if (!lt_shape_equal(om[0].shape, om[0].ndim, dst->shape, dst->ndim)) {
+        char s1[160], s2[160];
+        lt_error(LT_ERR_SHAPE, "%s: result shape %s does not match the destination shape %s", name,
+                 lt_shape_str(om[0].shape, om[0].ndim, s1, sizeof s1),
+                 lt_shape_str(dst->shape, dst->ndim, s2, sizeof s2));
+        return NULL;
+    }
+    if (!lt_can_cast((lt_dtype)om[0].dtype, (lt_dtype)dst->dtype)) {
+        lt_error(LT_ERR_DTYPE, "%s: result dtype %s cannot be written into a %s destination", name,
+                 lt_dtype_name((lt_dtype)om[0].dtype), lt_dtype_name((lt_dtype)dst->dtype));
+        return NULL;
+    }
+    bool direct = om[0].dtype == dst->dtype;
+    for (int i = 0; i < nin && direct; i++)
+        if (in[i] != dst && overlaps_unsafely(dst, in[i]))
+            direct = false;
+    lt_eager_fn fn = lt_eager_kernel(op);
+    if (!fn)
+        return lt_error(LT_ERR_UNSUPPORTED, "%s: no cpu kernel exists for this op", name), NULL;
+    if (direct) {
+        lt_tensor *out[LT_MAX_OUTPUTS] = {dst};
+        return fn(op, in, nin, a, om, out) == LT_OK ? dst : NULL;
+    }
+    lt_tensor *tmp[LT_MAX_OUTPUTS] = {NULL};
+    if (run_eager(op, in, nin, a, om, tmp, dev) != LT_OK)
+        return NULL;
+    lt_eager_copy(dst, tmp[0]);
+    lt_tensor_unref(tmp[0]);
+    return dst;
+}
+
+lt_tensor *lt_wrap_scalar(double v, lt_device dev)
+{
+    lt_meta m = lt_meta_make(LT_F64, NULL, 0);
+    m.weak = 1;
+    lt_tensor *t = lt_tensor_alloc(&m, dev, "scalar");
+    if (t)
+        *(double *)lt_tensor_ptr(t) = v;
+    return t;
+}
+
+lt_tensor *lt_call1(lt_op op, lt_tensor *t, const lt_attrs *a)
+{
+    lt_attrs none = lt_attrs_init();
+    return lt_call(op, &t, 1, a ? a : &none, NULL);
+}
+
+lt_tensor *lt_call2(lt_op op, lt_tensor *x, lt_tensor *y, const lt_attrs *a)
+{
+    lt_attrs none = lt_attrs_init();
+    lt_tensor *in[2] = {x, y};
+    return lt_call(op, in, 2, a ? a : &none, NULL);
+}
+
+lt_tensor *lt_call_scalar(lt_op op, lt_tensor *t, double s, bool reversed, const lt_attrs *a)
+{
+    if (lt_check_tensor(lt_op_name(op), t, 0) != LT_OK)
+        return NULL;
+    lt_tensor *w = lt_wrap_scalar(s, t->device);
+    if (!w)
+        return NULL;
+    lt_tensor *r = reversed ? lt_call2(op, w, t, a) : lt_call2(op, t, w, a);
+    lt_tensor_unref(w);
+    return r;
+}
+
+lt_tensor *lt_call_scalar_inplace(lt_op op, lt_tensor *dst, double s, const lt_attrs *a)
+{
+    char name[64];
+    snprintf(name, sizeof name, "%s_", lt_op_name(op));
+    if (lt_check_tensor(name, dst, 0) != LT_OK)
+        return NULL;
+    lt_tensor *w = lt_wrap_scalar(s, dst->device);
+    if (!w)
+        return NULL;
+    lt_attrs none = lt_attrs_init();
+    lt_tensor *in[2] = {dst, w};
+    lt_tensor *r = lt_call_inplace(op, dst, in, 2, a ? a : &none);
+    lt_tensor_unref(w);
+    return r;
+}

@@ -1,0 +1,129 @@
+/*
+ * core.h - internal core of lazytensor: tensor handles, refcounted storage,
+ * scopes, the caching allocator, dtypes, shapes and errors.
+ *
+ * Every other layer builds on this one; it depends on nothing but libc.
+ */
+#ifndef LT_CORE_H
+#define LT_CORE_H
+
+#include "lazytensor.h"
+
+#include <stdatomic.h>
+#include <stdarg.h>
+
+/* ---- metadata ----------------------------------------------------------- */
+
+/* Dtype and shape of a value: what inference produces. `weak` marks a
+ * wrapped C scalar for type promotion. */
+typedef struct lt_meta {
+    int32_t dtype;
+    int32_t ndim;
+    int32_t weak;
+    int64_t shape[LT_MAX_DIMS];
+} lt_meta;
+
+int64_t lt_shape_numel(const int64_t *shape, int ndim);
+bool lt_shape_equal(const int64_t *a, int an, const int64_t *b, int bn);
+/* Writes "[2, 3]" into buf; returns buf. */
+const char *lt_shape_str(const int64_t *shape, int ndim, char *buf, size_t cap);
+/* Row-major contiguous strides (in elements) for shape. */
+void lt_contiguous_strides(const int64_t *shape, int ndim, int64_t *strides);
+/* Checks 0 <= ndim <= LT_MAX_DIMS, sizes >= 0, and the byte size fits in
+ * memory; error names op. */
+lt_status lt_check_shape(const char *op, const int64_t *shape, int ndim, lt_dtype dt);
+bool lt_dtype_valid(int dt);
+/* A meta with the given dtype and shape (weak = 0). */
+lt_meta lt_meta_make(lt_dtype dt, const int64_t *shape, int ndim);
+
+/* ---- errors ------------------------------------------------------------- */
+
+/* Sets the thread-local error (printf format) and returns status. Runs the
+ * handler and the LT_ERRORS=abort policy. */
+lt_status lt_error(lt_status status, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* True if an error is pending on this thread. */
+bool lt_error_pending(void);
+
+/* ---- allocator (caching, size classes) ---------------------------------- */
+
+/* Returns a 64-byte aligned buffer of at least nbytes, or NULL with an
+ * LT_ERR_MEMORY error naming op. nbytes == 0 gives a valid unique pointer. */
+void *lt_alloc(size_t nbytes, const char *op);
+/* Returns a buffer from lt_alloc to the cache. */
+void lt_free(void *ptr);
+
+/* ---- storage and tensors ------------------------------------------------ */
+
+typedef struct lt_storage {
+    atomic_int refcount;
+    void *data;
+    size_t nbytes;
+    lt_device device;
+} lt_storage;
+
+#define LT_TENSOR_MAGIC 0x4c54544eu /* "LTTN" */
+#define LT_TENSOR_DEAD 0xdeadbeefu
+
+struct lt_tensor {
+    uint32_t magic;
+    atomic_int refcount;
+    int32_t dtype;
+    int32_t ndim;
+    int64_t shape[LT_MAX_DIMS];
+    int64_t strides[LT_MAX_DIMS]; /* in elements */
+    int64_t offset;               /* in elements */
+    lt_device device;
+    lt_storage *storage;          /* NULL for tensors without data yet (lazy) */
+    uint64_t id;                  /* unique, increasing */
+    int32_t weak;                 /* wrapped C scalar (type promotion) */
+    void *lazy;                   /* lazy-device state, owned by that layer */
+    void *autograd;               /* autograd state, owned by that layer */
+    struct lt_tensor *next_free;  /* handle quarantine list */
+};
+
+/* Allocates a tensor with fresh contiguous storage (uninitialized). */
+lt_tensor *lt_tensor_alloc(const lt_meta *m, lt_device dev, const char *op);
+/* A new handle viewing t's storage with the given geometry. */
+lt_tensor *lt_tensor_view_of(lt_tensor *t, const int64_t *shape, const int64_t *strides,
+                             int ndim, int64_t offset);
+/* A handle with no storage (for devices that attach data later). */
+lt_tensor *lt_tensor_new_handle(const lt_meta *m, lt_device dev);
+/* Registers a fresh reference (refcount 1) with the innermost scope, if
+ * any. Every public function returning a new tensor calls this once. */
+lt_tensor *lt_tensor_publish(lt_tensor *t);
+/* Drops one reference; frees at zero. */
+void lt_tensor_unref(lt_tensor *t);
+/* Validates a public tensor argument: NULL -> keeps the first error (or
+ * sets LT_ERR_NULL naming op); dead handle -> LT_ERR_RELEASED. */
+lt_status lt_check_tensor(const char *op, const lt_tensor *t, int arg_index);
+/* The metadata of t. */
+lt_meta lt_tensor_meta(const lt_tensor *t);
+/* Pointer to element 0 of a CPU tensor (storage + offset). */
+static inline char *lt_tensor_ptr(const lt_tensor *t)
+{
+    return (char *)t->storage->data + t->offset * (int64_t)lt_dtype_size((lt_dtype)t->dtype);
+}
+bool lt_tensor_contiguous(const lt_tensor *t);
+
+/* Hook run when a tensor handle dies (the lazy layer unregisters it from
+ * its device's live set). Set by upper layers at init. */
+typedef void (*lt_tensor_death_hook)(lt_tensor *t);
+void lt_set_tensor_death_hook(lt_device_kind kind, lt_tensor_death_hook hook);
+
+/* Set by the lazy layer when it is linked in and initialized. */
+extern bool lt_lazy_device_available;
+
+/* ---- half-precision conversion ----------------------------------------- */
+
+float lt_bf16_to_f32(uint16_t h);
+uint16_t lt_f32_to_bf16(float f);
+float lt_f16_to_f32(uint16_t h);
+uint16_t lt_f32_to_f16(float f);
+
+/* ---- threads ------------------------------------------------------------ */
+
+/* Elements of elementwise work above which kernels go parallel. */
+#define LT_PARALLEL_GRAIN 32768
+
+#endif

@@ -1,0 +1,339 @@
+/*
+ * tensor.c - tensor handles, refcounted storage and scopes.
+ *
+ * Handles come from slabs and are never returned to the OS. A dead handle
+ * is marked and put at the tail of a FIFO quarantine, and is reused only
+ * once the quarantine is long, so a use after release finds the dead mark
+ * and is reported instead of touching freed memory.
+ */
+#include "core/core.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SLAB_HANDLES 1024
+#define QUARANTINE_MIN 4096
+
+typedef struct slab {
+    struct slab *next;
+    lt_tensor handles[SLAB_HANDLES];
+} slab;
+
+static pthread_mutex_t handle_lock = PTHREAD_MUTEX_INITIALIZER;
+static slab *slabs;
+static int slab_used = SLAB_HANDLES; /* handles handed out of the newest slab */
+static lt_tensor *quarantine_head, *quarantine_tail;
+static int64_t quarantine_len;
+static atomic_llong live_handles;
+static atomic_ullong next_tensor_id = 1;
+static lt_tensor_death_hook death_hooks[2];
+
+void lt_set_tensor_death_hook(lt_device_kind kind, lt_tensor_death_hook hook)
+{
+    if (kind == LT_DEVICE_CPU || kind == LT_DEVICE_LAZY)
+        death_hooks[kind] = hook;
+}
+
+static lt_tensor *handle_get(void)
+{
+    lt_tensor *t = NULL;
+    pthread_mutex_lock(&handle_lock);
+    if (quarantine_len > QUARANTINE_MIN) {
+        t = quarantine_head;
+        quarantine_head = t->next_free;
+        if (!quarantine_head)
+            quarantine_tail = NULL;
+        quarantine_len--;
+    } else {
+        if (slab_used == SLAB_HANDLES) {
+            slab *s = calloc(1, sizeof *s);
+            if (!s) {
+                pthread_mutex_unlock(&handle_lock);
+                lt_error(LT_ERR_MEMORY, "tensor: out of memory for tensor handles");
+                return NULL;
+            }
+            s->next = slabs;
+            slabs = s;
+            slab_used = 0;
+        }
+        t = &slabs->handles[slab_used++];
+    }
+    pthread_mutex_unlock(&handle_lock);
+    memset(t, 0, sizeof *t);
+    return t;
+}
+
+static void handle_put(lt_tensor *t)
+{
+    t->magic = LT_TENSOR_DEAD;
+    t->next_free = NULL;
+    pthread_mutex_lock(&handle_lock);
+    if (quarantine_tail)
+        quarantine_tail->next_free = t;
+    else
+        quarantine_head = t;
+    quarantine_tail = t;
+    quarantine_len++;
+    pthread_mutex_unlock(&handle_lock);
+}
+
+int64_t lt_live_tensor_count(void) { return atomic_load(&live_handles); }
+
+static void set_meta(lt_tensor *t, const lt_meta *m, lt_device dev)
+{
+    t->magic = LT_TENSOR_MAGIC;
+    atomic_init(&t->refcount, 1);
+    t->dtype = m->dtype;
+    t->ndim = m->ndim;
+    memcpy(t->shape, m->shape, sizeof(int64_t) * (size_t)m->ndim);
+    lt_contiguous_strides(t->shape, t->ndim, t->strides);
+    t->device = dev;
+    t->weak = m->weak;
+    t->id = atomic_fetch_add(&next_tensor_id, 1);
+    atomic_fetch_add(&live_handles, 1);
+}
+
+lt_tensor *lt_tensor_new_handle(const lt_meta *m, lt_device dev)
+{
+    lt_tensor *t = handle_get();
+    if (t)
+        set_meta(t, m, dev);
+    return t;
+}
+
+lt_tensor *lt_tensor_alloc(const lt_meta *m, lt_device dev, const char *op)
+{
+    if (lt_check_shape(op, m->shape, m->ndim, (lt_dtype)m->dtype) != LT_OK)
+        return NULL;
+    size_t nbytes = (size_t)lt_shape_numel(m->shape, m->ndim) * lt_dtype_size((lt_dtype)m->dtype);
+    lt_storage *s = malloc(sizeof *s);
+    if (!s) {
+        lt_error(LT_ERR_MEMORY, "%s: out of memory", op);
+        return NULL;
+    }
+    s->data = lt_alloc(nbytes, op);
+    if (!s->data) {
+        free(s);
+        return NULL;
+    }
+    atomic_init(&s->refcount, 1);
+    s->nbytes = nbytes;
+    s->device = dev;
+    lt_tensor *t = lt_tensor_new_handle(m, dev);
+    if (!t) {
+        lt_free(s->data);
+        free(s);
+        return NULL;
+    }
+    t->storage = s;
+    return t;
+}
+
+lt_tensor *lt_tensor_view_of(lt_tensor *base, const int64_t *shape, const int64_t *strides,
+                             int ndim, int64_t offset)
+{
+    lt_meta m = lt_meta_make((lt_dtype)base->dtype, shape, ndim);
+    lt_tensor *t = lt_tensor_new_handle(&m, base->device);
+    if (!t)
+        return NULL;
+    memcpy(t->strides, strides, sizeof(int64_t) * (size_t)ndim);
+    t->offset = offset;
+    t->storage = base->storage;
+    if (t->storage)
+        atomic_fetch_add(&t->storage->refcount, 1);
+    return t;
+}
+
+static void storage_unref(lt_storage *s)
+{
+    if (s && atomic_fetch_sub(&s->refcount, 1) == 1) {
+        lt_free(s->data);
+        free(s);
+    }
+}
+
+void lt_tensor_unref(lt_tensor *t)
+{
+    if (atomic_fetch_sub(&t->refcount, 1) != 1)
+        return;
+    int kind = t->device.kind;
+    if ((kind == LT_DEVICE_CPU || kind == LT_DEVICE_LAZY) && death_hooks[kind])
+        death_hooks[kind](t);
+    storage_unref(t->storage);
+    t->storage = NULL;
+    atomic_fetch_sub(&live_handles, 1);
+    handle_put(t);
+}
+
+lt_status lt_check_tensor(const char *op, const lt_tensor *t, int arg_index)
+{
+    if (!t) {
+        if (lt_error_pending())
+            return lt_last_status(); /* keep the first message of a chain */
+        return lt_error(LT_ERR_NULL, "%s: argument %d is NULL", op, arg_index);
+    }
+    if (t->magic == LT_TENSOR_DEAD)
+        return lt_error(LT_ERR_RELEASED, "%s: argument %d was used after its last reference was released",
+                        op, arg_index);
+    if (t->magic != LT_TENSOR_MAGIC)
+        return lt_error(LT_ERR_ARGUMENT, "%s: argument %d is not a tensor handle", op, arg_index);
+    return LT_OK;
+}
+
+lt_meta lt_tensor_meta(const lt_tensor *t)
+{
+    lt_meta m = lt_meta_make((lt_dtype)t->dtype, t->shape, t->ndim);
+    m.weak = t->weak;
+    return m;
+}
+
+lt_meta lt_meta_make(lt_dtype dt, const int64_t *shape, int ndim)
+{
+    lt_meta m;
+    memset(&m, 0, sizeof m);
+    m.dtype = (int32_t)dt;
+    m.ndim = ndim;
+    if (ndim > 0)
+        memcpy(m.shape, shape, sizeof(int64_t) * (size_t)ndim);
+    return m;
+}
+
+bool lt_tensor_contiguous(const lt_tensor *t)
+{
+    int64_t expected = 1;
+    for (int i = t->ndim - 1; i >= 0; i--) {
+        if (t->shape[i] == 1)
+            continue;
+        if (t->shape[i] == 0)
+            return true;
+        if (t->strides[i] != expected)
+            return false;
+        expected *= t->shape[i];
+    }
+    return true;
+}
+
+/* ---- scopes ------------------------------------------------------------- */
+
+typedef struct scope_entry {
+    lt_tensor *t;
+    uint64_t id; /* detects a handle released and reused behind the scope */
+} scope_entry;
+
+typedef struct scope_frame {
+    scope_entry *items;
+    int64_t count, cap;
+} scope_frame;
+
+static _Thread_local scope_frame *frames;
+static _Thread_local int frame_count, frame_cap;
+
+static bool frame_push(scope_frame *f, lt_tensor *t)
+{
+    if (f->count == f->cap) {
+        int64_t cap = f->cap ? f->cap * 2 : 64;
+        scope_entry *items = realloc(f->items, sizeof *items * (size_t)cap);
+        if (!items)
+            return false;
+        f->items = items;
+        f->cap = cap;
+    }
+    f->items[f->count].t = t;
+    f->items[f->count].id = t->id;
+    f->count++;
+    return true;
+}
+
+lt_tensor *lt_tensor_publish(lt_tensor *t)
+{
+    if (!t || frame_count == 0)
+        return t;
+    if (!frame_push(&frames[frame_count - 1], t)) {
+        lt_tensor_unref(t);
+        lt_error(LT_ERR_MEMORY, "scope: out of memory recording a tensor");
+        return NULL;
+    }
+    return t;
+}
+
+void lt_scope_begin(void)
+{
+    if (frame_count == frame_cap) {
+        int cap = frame_cap ? frame_cap * 2 : 16;
+        scope_frame *f = realloc(frames, sizeof *f * (size_t)cap);
+        if (!f) {
+            lt_error(LT_ERR_MEMORY, "scope_begin: out of memory");
+            abort(); /* cannot continue: the caller's scope discipline would break */
+        }
+        memset(f + frame_cap, 0, sizeof *f * (size_t)(cap - frame_cap));
+        frames = f;
+        frame_cap = cap;
+    }
+    frames[frame_count++].count = 0;
+}
+
+lt_status lt_scope_end(void)
+{
+    if (frame_count == 0)
+        return lt_error(LT_ERR_STATE, "scope_end: no scope is open");
+    scope_frame *f = &frames[--frame_count];
+    bool over_released = false;
+    for (int64_t i = 0; i < f->count; i++) {
+        lt_tensor *t = f->items[i].t;
+        if (t->magic != LT_TENSOR_MAGIC || t->id != f->items[i].id) {
+            over_released = true;
+            continue;
+        }
+        lt_tensor_unref(t);
+    }
+    f->count = 0;
+    if (frame_count == 0) { /* outermost scope closed: give memory back */
+        for (int i = 0; i < frame_cap; i++)
+            free(frames[i].items);
+        free(frames);
+        frames = NULL;
+        frame_cap = 0;
+    }
+    if (over_released)
+        return lt_error(LT_ERR_RELEASED, "scope_end: a tensor owned by the scope had already been "
+                                         "released with lt_release (one release too many)");
+    return LT_OK;
+}
+
+int lt_scope_depth(void) { return frame_count; }
+
+lt_tensor *lt_retain(lt_tensor *t)
+{
+    if (!t || lt_check_tensor("retain", t, 0) != LT_OK)
+        return NULL;
+    atomic_fetch_add(&t->refcount, 1);
+    return t;
+}
+
+void lt_release(lt_tensor *t)
+{
+    if (!t || lt_check_tensor("release", t, 0) != LT_OK)
+        return;
+    lt_tensor_unref(t);
+}
+
+lt_tensor *lt_keep(lt_tensor *t)
+{
+    if (lt_check_tensor("keep", t, 0) != LT_OK)
+        return NULL;
+    atomic_fetch_add(&t->refcount, 1);
+    if (frame_count >= 2 && !frame_push(&frames[frame_count - 2], t)) {
+        lt_tensor_unref(t);
+        lt_error(LT_ERR_MEMORY, "keep: out of memory");
+        return NULL;
+    }
+    return t;
+}
+
+int lt_tensor_refcount(const lt_tensor *t)
+{
+    if (lt_check_tensor("tensor_refcount", t, 0) != LT_OK)
+        return -1;
+    return atomic_load(&((lt_tensor *)t)->refcount);
+}
