@@ -43,7 +43,7 @@ bench: build
 	OMP_WAIT_POLICY=PASSIVE $(BUILD)/bench/eager
 
 demo: build
-	OMP_WAIT_POLICY=PASSIVE $(BUILD)/bench/eager
+	OMP_WAIT_POLICY=PASSIVE $(BUILD)/bench/eager --quick
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)

@@ -64,6 +64,15 @@ static int64_t current_cache_limit(void)
     return cache_limit;
 }
 
+/* Accounts a buffer of class size `size` as in use (lock held). */
+static void account_in_use(size_t size)
+{
+    stats.bytes_in_use += (int64_t)size;
+    stats.live_buffers++;
+    if (stats.bytes_in_use > stats.peak_bytes)
+        stats.peak_bytes = stats.bytes_in_use;
+}
+
 void *lt_alloc(size_t nbytes, const char *op)
 {
     if (nbytes > ((size_t)1 << 62)) {
@@ -74,10 +83,11 @@ void *lt_alloc(size_t nbytes, const char *op)
     size_t size = class_size(c);
     pthread_mutex_lock(&alloc_lock);
     block_header *h = free_lists[c];
-    if (h) {
+    if (h) { /* the common, steady-state path: one lock, no OS call */
         free_lists[c] = h->next_free;
         stats.bytes_cached -= (int64_t)size;
         stats.cache_hits++;
+        account_in_use(size);
     }
     pthread_mutex_unlock(&alloc_lock);
     if (!h) {
@@ -90,15 +100,10 @@ void *lt_alloc(size_t nbytes, const char *op)
         h->size_class = c;
         pthread_mutex_lock(&alloc_lock);
         stats.os_allocs++;
+        account_in_use(size);
         pthread_mutex_unlock(&alloc_lock);
     }
     h->next_free = NULL;
-    pthread_mutex_lock(&alloc_lock);
-    stats.bytes_in_use += (int64_t)size;
-    stats.live_buffers++;
-    if (stats.bytes_in_use > stats.peak_bytes)
-        stats.peak_bytes = stats.bytes_in_use;
-    pthread_mutex_unlock(&alloc_lock);
     return (char *)h + HEADER_BYTES;
 }
 
