@@ -564,6 +564,70 @@ int lt_format(lt_tensor *t, char *buf, size_t cap);
 lt_status lt_print(lt_tensor *t);
 
 /* ========================================================================= */
+/* The lazy device: barrier, metrics and IR dumps                             */
+/* ========================================================================= */
+
+/*
+ * On the "lazy" device every op records an IR node and returns at once.
+ * The barrier cuts the graph: every live lazy tensor with pending IR is
+ * computed by one program, which is compiled once per distinct graph
+ * (cached under a canonical key: structure, shapes, dtypes and each input's
+ * position; the scalars 0 and 1 are part of the key, every other scalar is
+ * a runtime parameter) and then executed. IR-incompatible calls (lt_item,
+ * lt_copy_to_host, lt_format, lt_to to another device) run the barrier
+ * first. Ops without a lowering run eagerly on synced inputs (counted as
+ * fallbacks). At a step barrier only, an input buffer whose tensor receives
+ * a new value and that no live tensor can still observe is reused for an
+ * output (donation).
+ */
+
+/** Step barrier: runs all pending IR of the lazy device and waits for it.
+ *  Counts a MarkStep. Buffers may be donated. */
+lt_status lt_mark_step(void);
+/**
+ * Barrier: runs all pending IR. With wait == false it may return before
+ * execution ends; the next access to a result waits for it. Buffers may be
+ * donated (this is a step barrier).
+ */
+lt_status lt_barrier(bool wait);
+/** Selects the lazy device's backend by name ("interp"). */
+lt_status lt_lazy_set_backend(const char *name);
+/** Name of the lazy device's current backend. */
+const char *lt_lazy_backend(void);
+/** Capacity of the compiled-program cache (LRU, default 1024 programs, env
+ *  LT_CACHE_SIZE); n >= 1. */
+lt_status lt_lazy_set_cache_size(int n);
+
+/** Value of a counter: "CachedCompile", "UncachedCompile", "MarkStep",
+ *  "Barrier", "Fallback" (all ops), "Fallback.<op>", "TensorsCreated",
+ *  "TensorsDestroyed", "TransferToDevice", "TransferFromDevice",
+ *  "DonatedBuffers", "GraphNodes", "ProgramOutputs" (of the last program).
+ *  Unknown names give 0. */
+int64_t lt_metrics_counter(const char *name);
+/** Timer statistics in milliseconds ("CompileTime", "ExecuteTime",
+ *  "TracingTime", "TransferTime"). */
+typedef struct lt_timer_stats {
+    int64_t count;
+    double total_ms, p50_ms, p90_ms, p99_ms, max_ms;
+} lt_timer_stats;
+/** Fills *out for timer `name` (zeros for an unknown or unused timer). */
+lt_status lt_metrics_timer(const char *name, lt_timer_stats *out);
+/** Resets every counter and timer. */
+void lt_metrics_reset(void);
+/** A text report of every non-zero counter and timer (snprintf semantics). */
+int lt_metrics_report(char *buf, size_t cap);
+
+/**
+ * The pending IR graph behind tensors ts[0..n) in the paper's text form
+ * ("IR {\n  %0 = f32[2,4] device_data()\n ...}"), snprintf semantics.
+ * Tensors without pending IR appear as device_data. Roots are marked
+ * ", ROOT=<i>" in the order given.
+ */
+int lt_ir_text(lt_tensor *const *ts, int n, char *buf, size_t cap);
+/** The same graph as Graphviz DOT. */
+int lt_ir_dot(lt_tensor *const *ts, int n, char *buf, size_t cap);
+
+/* ========================================================================= */
 /* Memory and threads                                                         */
 /* ========================================================================= */
 

@@ -128,18 +128,20 @@ static inline void lt_test_assert_values(lt_tensor *t, const double *expected, i
         _fail(file, line);
     }
     double *v = lt_test_values(t);
-    for (int64_t i = 0; i < n; i++) {
+    int64_t bad = -1;
+    for (int64_t i = 0; i < n && bad < 0; i++) {
         double e = expected[i], g = v[i];
         bool ok = (isnan(e) && isnan(g)) || (isinf(e) && g == e) ||
                   (!isinf(e) && fabs(g - e) <= tol * (1.0 + fabs(e)));
         if (!ok) {
             print_error("%s:%d: element %lld is %.9g, expected %.9g (tol %g)\n", file, line, (long long)i, g,
                         e, tol);
-            free(v);
-            _fail(file, line);
+            bad = i;
         }
     }
     free(v);
+    if (bad >= 0)
+        _fail(file, line);
 }
 #define LT_ASSERT_VALUES(t, tol, ...) \
     lt_test_assert_values((t), (const double[]){__VA_ARGS__}, \

@@ -11,6 +11,7 @@
 #define LT_API_H
 
 #include "eager/eager.h"
+#include "lazy/lazy.h"
 
 /*
  * Runs op. Returns output 0 (NULL on error). If the op has more outputs
@@ -29,6 +30,10 @@ lt_tensor *lt_call_inplace(lt_op op, lt_tensor *dst, lt_tensor *const *in, int n
 /* A zero-dim f64 "weak" tensor holding a C scalar on dev, for the
  * tensor-with-scalar forms. The caller owns it (lt_tensor_unref). */
 lt_tensor *lt_wrap_scalar(double v, lt_device dev);
+
+/* A CPU tensor holding t's current values, for reading (t itself for cpu
+ * tensors; a synced alias for lazy ones). Caller owns it (lt_tensor_unref). */
+lt_tensor *lt_readable(const char *name, lt_tensor *t);
 
 /* Shorthands used by the op wrappers. */
 lt_tensor *lt_call1(lt_op op, lt_tensor *t, const lt_attrs *a);

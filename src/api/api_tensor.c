@@ -111,17 +111,21 @@ lt_tensor *lt_from_data(const void *data, const int64_t *dims, int ndim, lt_dtyp
     int64_t numel = lt_shape_numel(dims, ndim);
     if (!data && numel > 0)
         return lt_error(LT_ERR_NULL, "from_data: data is NULL for %lld elements", (long long)numel), NULL;
-    if (dev.kind != LT_DEVICE_CPU) {
+    if (dev.kind != LT_DEVICE_CPU && dev.kind != LT_DEVICE_LAZY) {
         char d[32];
-        return lt_error(LT_ERR_UNSUPPORTED, "from_data: device %s is not available in this build",
-                        lt_device_str(dev, d, sizeof d)), NULL;
+        return lt_error(LT_ERR_DEVICE, "from_data: invalid device %s", lt_device_str(dev, d, sizeof d)), NULL;
     }
     lt_meta m = lt_meta_make(dt, dims, ndim);
-    lt_tensor *t = lt_tensor_alloc(&m, dev, "from_data");
+    lt_tensor *t = lt_tensor_alloc(&m, lt_device_cpu(), "from_data");
     if (!t)
         return NULL;
     if (numel > 0)
         memcpy(lt_tensor_ptr(t), data, (size_t)numel * lt_dtype_size(dt));
+    if (dev.kind == LT_DEVICE_LAZY) {
+        lt_tensor *lazy = lt_lazy_from_cpu(t);
+        lt_tensor_unref(t);
+        t = lazy;
+    }
     return lt_tensor_publish(t);
 }
 
@@ -156,12 +160,23 @@ lt_tensor *lt_to(lt_tensor *t, lt_device dev)
 {
     if (lt_check_tensor("to", t, 0) != LT_OK)
         return NULL;
-    if (dev.kind != LT_DEVICE_CPU) {
+    if (dev.kind != LT_DEVICE_CPU && dev.kind != LT_DEVICE_LAZY) {
         char d[32];
-        return lt_error(LT_ERR_UNSUPPORTED, "to: device %s is not available in this build",
-                        lt_device_str(dev, d, sizeof d)), NULL;
+        return lt_error(LT_ERR_DEVICE, "to: invalid target device %s", lt_device_str(dev, d, sizeof d)), NULL;
     }
-    return lt_clone(t);
+    if (t->device.kind == dev.kind)
+        return lt_clone(t);
+    if (dev.kind == LT_DEVICE_LAZY)
+        return lt_tensor_publish(lt_lazy_from_cpu(t));
+    double start = lt_now_ms();
+    lt_tensor *r = lt_readable("to", t);
+    if (!r)
+        return NULL;
+    lt_tensor *c = lt_clone(r); /* r is a cpu alias: the clone runs eagerly */
+    lt_tensor_unref(r);
+    lt_metric_add("TransferFromDevice", 1);
+    lt_metric_time("TransferTime", lt_now_ms() - start);
+    return c;
 }
 
 lt_tensor *lt_copy_(lt_tensor *dst, lt_tensor *src)
@@ -183,18 +198,14 @@ lt_tensor *lt_zero_(lt_tensor *dst) { return lt_fill_(dst, 0.0); }
 
 /* ---- reading values ----------------------------------------------------- */
 
-/* Checks t is a readable CPU tensor. */
-static lt_status check_readable(const char *name, lt_tensor *t)
+lt_tensor *lt_readable(const char *name, lt_tensor *t)
 {
-    lt_status st = lt_check_tensor(name, t, 0);
-    if (st != LT_OK)
-        return st;
-    if (t->device.kind != LT_DEVICE_CPU || !t->storage) {
-        char d[32];
-        return lt_error(LT_ERR_UNSUPPORTED, "%s: cannot read from device %s in this build", name,
-                        lt_device_str(t->device, d, sizeof d));
-    }
-    return LT_OK;
+    if (lt_check_tensor(name, t, 0) != LT_OK)
+        return NULL;
+    if (t->device.kind == LT_DEVICE_LAZY)
+        return lt_lazy_sync_to_cpu_alias(t, name);
+    atomic_fetch_add(&t->refcount, 1);
+    return t;
 }
 
 static lt_status check_one_element(const char *name, lt_tensor *t)
@@ -210,20 +221,23 @@ static lt_status check_one_element(const char *name, lt_tensor *t)
 
 lt_status lt_item(lt_tensor *t, double *out)
 {
-    lt_status st = check_readable("item", t);
-    if (st != LT_OK)
-        return st;
     if (!out)
-        return lt_error(LT_ERR_NULL, "item: out is NULL");
-    if ((st = check_one_element("item", t)) != LT_OK)
-        return st;
-    *out = lt_eager_get(t, 0);
+        return lt_check_tensor("item", t, 0) != LT_OK ? lt_last_status()
+                                                       : lt_error(LT_ERR_NULL, "item: out is NULL");
+    lt_status st = lt_check_tensor("item", t, 0);
+    if (st == LT_OK)
+        st = check_one_element("item", t);
+    lt_tensor *r = st == LT_OK ? lt_readable("item", t) : NULL;
+    if (!r)
+        return lt_last_status();
+    *out = lt_eager_get(r, 0);
+    lt_tensor_unref(r);
     return LT_OK;
 }
 
 lt_status lt_item_int(lt_tensor *t, int64_t *out)
 {
-    lt_status st = check_readable("item_int", t);
+    lt_status st = lt_check_tensor("item_int", t, 0);
     if (st != LT_OK)
         return st;
     if (!out)
@@ -233,19 +247,23 @@ lt_status lt_item_int(lt_tensor *t, int64_t *out)
     if (lt_dtype_is_floating((lt_dtype)t->dtype))
         return lt_error(LT_ERR_DTYPE, "item_int: tensor has floating dtype %s (use lt_item)",
                         lt_dtype_name((lt_dtype)t->dtype));
-    const char *p = lt_tensor_ptr(t);
+    lt_tensor *r = lt_readable("item_int", t);
+    if (!r)
+        return lt_last_status();
+    const char *p = lt_tensor_ptr(r);
     switch ((lt_dtype)t->dtype) {
     case LT_I64: *out = LT_LOAD_i64(p); break;
     case LT_I32: *out = LT_LOAD_i32(p); break;
     case LT_U8: *out = LT_LOAD_u8(p); break;
     default: *out = LT_LOAD_b8(p); break;
     }
+    lt_tensor_unref(r);
     return LT_OK;
 }
 
 lt_status lt_copy_to_host(lt_tensor *t, void *dst, size_t cap)
 {
-    lt_status st = check_readable("copy_to_host", t);
+    lt_status st = lt_check_tensor("copy_to_host", t, 0);
     if (st != LT_OK)
         return st;
     size_t need = (size_t)lt_shape_numel(t->shape, t->ndim) * lt_dtype_size((lt_dtype)t->dtype);
@@ -256,7 +274,11 @@ lt_status lt_copy_to_host(lt_tensor *t, void *dst, size_t cap)
                         need);
     if (need == 0)
         return LT_OK;
-    lt_tensor *c = lt_eager_as_contiguous(t, (lt_dtype)t->dtype, "copy_to_host");
+    lt_tensor *r = lt_readable("copy_to_host", t);
+    if (!r)
+        return lt_last_status();
+    lt_tensor *c = lt_eager_as_contiguous(r, (lt_dtype)r->dtype, "copy_to_host");
+    lt_tensor_unref(r);
     if (!c)
         return lt_last_status();
     memcpy(dst, lt_tensor_ptr(c), need);

@@ -32,38 +32,20 @@ static lt_status check_inputs(const char *name, lt_tensor *const *in, int nin, l
 
 static lt_status device_runnable(const char *name, lt_device dev)
 {
-    if (dev.kind == LT_DEVICE_CPU)
+    if (dev.kind == LT_DEVICE_CPU || dev.kind == LT_DEVICE_LAZY)
         return LT_OK;
     char d[32];
     return lt_error(LT_ERR_UNSUPPORTED, "%s: device %s is not available in this build", name,
                     lt_device_str(dev, d, sizeof d));
 }
 
-/* Runs the eager kernel; allocates outputs first unless the kernel makes
- * its own (views, data-dependent shapes). On failure no output survives. */
-static lt_status run_eager(lt_op op, lt_tensor *const *in, int nin, const lt_attrs *a,
-                           const lt_meta *om, lt_tensor **out, lt_device dev)
+/* Runs op on the inputs' device. */
+static lt_status run_on_device(lt_op op, lt_tensor *const *in, int nin, const lt_attrs *a,
+                               const lt_meta *om, lt_tensor **out, lt_device dev)
 {
-    const lt_op_info *info = &lt_op_infos[op];
-    lt_eager_fn fn = lt_eager_kernel(op);
-    if (!fn)
-        return lt_error(LT_ERR_UNSUPPORTED, "%s: no cpu kernel exists for this op", info->name);
-    bool preallocate = info->cls != LT_OPC_VIEW && info->cls != LT_OPC_DATADEP;
-    for (int k = 0; k < info->nout; k++) {
-        out[k] = preallocate ? lt_tensor_alloc(&om[k], dev, info->name) : NULL;
-        if (preallocate && !out[k]) {
-            for (int j = 0; j < k; j++)
-                lt_tensor_unref(out[j]);
-            return lt_last_status();
-        }
-    }
-    lt_status st = fn(op, in, nin, a, om, out);
-    if (st != LT_OK) {
-        for (int k = 0; k < info->nout; k++)
-            if (out[k])
-                lt_tensor_unref(out[k]);
-    }
-    return st;
+    if (dev.kind == LT_DEVICE_LAZY)
+        return lt_lazy_run(op, in, nin, a, om, out);
+    return lt_eager_run(op, in, nin, a, om, out, dev);
 }
 
 /* Fills metas for the inputs (heap-allocated for long variadic lists). */
@@ -99,7 +81,7 @@ lt_tensor *lt_call(lt_op op, lt_tensor *const *in, int nin, const lt_attrs *a, l
     if (st != LT_OK)
         return NULL;
     lt_tensor *out[LT_MAX_OUTPUTS] = {NULL};
-    if (run_eager(op, in, nin, a, om, out, dev) != LT_OK)
+    if (run_on_device(op, in, nin, a, om, out, dev) != LT_OK)
         return NULL;
     for (int k = 1; k < info->nout; k++) {
         if (extra)
@@ -157,19 +139,22 @@ lt_tensor *lt_call_inplace(lt_op op, lt_tensor *dst, lt_tensor *const *in, int n
                  lt_dtype_name((lt_dtype)om[0].dtype), lt_dtype_name((lt_dtype)dst->dtype));
         return NULL;
     }
+    if (dev.kind == LT_DEVICE_LAZY)
+        return lt_lazy_run_inplace(op, dst, in, nin, a, om) == LT_OK ? dst : NULL;
     bool direct = om[0].dtype == dst->dtype;
     for (int i = 0; i < nin && direct; i++)
         if (in[i] != dst && overlaps_unsafely(dst, in[i]))
             direct = false;
-    lt_eager_fn fn = lt_eager_kernel(op);
-    if (!fn)
-        return lt_error(LT_ERR_UNSUPPORTED, "%s: no cpu kernel exists for this op", name), NULL;
     if (direct) {
         lt_tensor *out[LT_MAX_OUTPUTS] = {dst};
-        return fn(op, in, nin, a, om, out) == LT_OK ? dst : NULL;
+        atomic_fetch_add(&dst->refcount, 1); /* lt_eager_run drops outputs on failure */
+        lt_status st = lt_eager_run(op, in, nin, a, om, out, dev);
+        if (st == LT_OK)
+            lt_tensor_unref(dst);
+        return st == LT_OK ? dst : NULL;
     }
     lt_tensor *tmp[LT_MAX_OUTPUTS] = {NULL};
-    if (run_eager(op, in, nin, a, om, tmp, dev) != LT_OK)
+    if (lt_eager_run(op, in, nin, a, om, tmp, dev) != LT_OK)
         return NULL;
     lt_eager_copy(dst, tmp[0]);
     lt_tensor_unref(tmp[0]);
@@ -178,6 +163,8 @@ lt_tensor *lt_call_inplace(lt_op op, lt_tensor *dst, lt_tensor *const *in, int n
 
 lt_tensor *lt_wrap_scalar(double v, lt_device dev)
 {
+    if (dev.kind == LT_DEVICE_LAZY)
+        return lt_lazy_wrap_scalar(v);
     lt_meta m = lt_meta_make(LT_F64, NULL, 0);
     m.weak = 1;
     lt_tensor *t = lt_tensor_alloc(&m, dev, "scalar");

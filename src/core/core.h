@@ -82,6 +82,10 @@ struct lt_tensor {
     struct lt_tensor *next_free;  /* handle quarantine list */
 };
 
+/* A refcounted storage of nbytes (refcount 1), or NULL with an error. */
+lt_storage *lt_storage_new(size_t nbytes, lt_device dev, const char *op);
+/* Drops one storage reference; frees the buffer at zero. NULL-safe. */
+void lt_storage_unref(lt_storage *s);
 /* Allocates a tensor with fresh contiguous storage (uninitialized). */
 lt_tensor *lt_tensor_alloc(const lt_meta *m, lt_device dev, const char *op);
 /* A new handle viewing t's storage with the given geometry. */

@@ -107,23 +107,12 @@ lt_tensor *lt_tensor_alloc(const lt_meta *m, lt_device dev, const char *op)
     if (lt_check_shape(op, m->shape, m->ndim, (lt_dtype)m->dtype) != LT_OK)
         return NULL;
     size_t nbytes = (size_t)lt_shape_numel(m->shape, m->ndim) * lt_dtype_size((lt_dtype)m->dtype);
-    lt_storage *s = malloc(sizeof *s);
-    if (!s) {
-        lt_error(LT_ERR_MEMORY, "%s: out of memory", op);
+    lt_storage *s = lt_storage_new(nbytes, dev, op);
+    if (!s)
         return NULL;
-    }
-    s->data = lt_alloc(nbytes, op);
-    if (!s->data) {
-        free(s);
-        return NULL;
-    }
-    atomic_init(&s->refcount, 1);
-    s->nbytes = nbytes;
-    s->device = dev;
     lt_tensor *t = lt_tensor_new_handle(m, dev);
     if (!t) {
-        lt_free(s->data);
-        free(s);
+        lt_storage_unref(s);
         return NULL;
     }
     t->storage = s;
@@ -145,7 +134,25 @@ lt_tensor *lt_tensor_view_of(lt_tensor *base, const int64_t *shape, const int64_
     return t;
 }
 
-static void storage_unref(lt_storage *s)
+lt_storage *lt_storage_new(size_t nbytes, lt_device dev, const char *op)
+{
+    lt_storage *s = malloc(sizeof *s);
+    if (!s) {
+        lt_error(LT_ERR_MEMORY, "%s: out of memory", op);
+        return NULL;
+    }
+    s->data = lt_alloc(nbytes, op);
+    if (!s->data) {
+        free(s);
+        return NULL;
+    }
+    atomic_init(&s->refcount, 1);
+    s->nbytes = nbytes;
+    s->device = dev;
+    return s;
+}
+
+void lt_storage_unref(lt_storage *s)
 {
     if (s && atomic_fetch_sub(&s->refcount, 1) == 1) {
         lt_free(s->data);
@@ -160,7 +167,7 @@ void lt_tensor_unref(lt_tensor *t)
     int kind = t->device.kind;
     if ((kind == LT_DEVICE_CPU || kind == LT_DEVICE_LAZY) && death_hooks[kind])
         death_hooks[kind](t);
-    storage_unref(t->storage);
+    lt_storage_unref(t->storage);
     t->storage = NULL;
     atomic_fetch_sub(&live_handles, 1);
     handle_put(t);

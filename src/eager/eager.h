@@ -18,6 +18,14 @@ typedef lt_status (*lt_eager_fn)(lt_op op, lt_tensor *const *in, int nin, const 
                                  const lt_meta *out_meta, lt_tensor **out);
 
 void lt_eager_set_kernel(lt_op op, lt_eager_fn fn);
+/*
+ * Runs op's kernel on CPU tensors. Outputs that are NULL on entry are
+ * allocated (for every class but VIEW and DATADEP, whose kernels make their
+ * own); non-NULL entries are used as given. The caller owns the outputs; on
+ * failure none survives and out[] is cleared.
+ */
+lt_status lt_eager_run(lt_op op, lt_tensor *const *in, int nin, const lt_attrs *a, const lt_meta *om,
+                       lt_tensor **out, lt_device dev);
 lt_eager_fn lt_eager_kernel(lt_op op);
 
 /* Kernel registration, one function per group (each in its own file). */
@@ -27,7 +35,8 @@ void lt_eager_register_reduce(void);
 void lt_eager_register_shape(void);
 void lt_eager_register_nn(void);
 void lt_eager_register_random(void); /* called by lt_eager_register_factory */
-void lt_eager_register_copy(void);   /* called by lt_eager_register_factory */
+void lt_eager_register_copy(void);
+void lt_eager_register_view_scatter(void);   /* called by lt_eager_register_factory */
 
 /* ---- strided elementwise iterator -------------------------------------- */
 
@@ -55,6 +64,13 @@ void lt_iter_build(lt_iter *it, lt_tensor *out, lt_tensor *const *ins, int nin);
 /* Runs fn over every element, in parallel (OpenMP) above LT_PARALLEL_GRAIN
  * elements. */
 void lt_iter_run(const lt_iter *it, lt_loop_fn fn, const void *ctx);
+
+/* ---- random numbers (random.c) ----------------------------------------- */
+
+/* One Philox4x32-10 block: out = philox(ctr, key). */
+void lt_philox4x32_10(const uint32_t ctr[4], const uint32_t key[2], uint32_t out[4]);
+/* Counters (Philox blocks) a random op on numel elements of dt consumes. */
+int64_t lt_random_counters(lt_op op, lt_dtype dt, int64_t numel);
 
 /* ---- shared building blocks -------------------------------------------- */
 

@@ -2,6 +2,8 @@
  * and fill. */
 #include "ops/ops.h"
 
+#include <math.h>
+
 /* Ops whose integer/bool inputs produce the default float dtype (f32). */
 static bool promotes_int_to_float(lt_op op)
 {
@@ -75,11 +77,20 @@ static lt_status infer_elementwise(lt_op op, const lt_meta *in, int nin, const l
     lt_status st = elementwise_dtype(op, lt_result_type(values, nvalues), &result);
     if (st != LT_OK)
         return st;
+    if (op == LT_OP_CLAMP && (isnan(a->f[0]) || isnan(a->f[1])))
+        return lt_error(LT_ERR_ARGUMENT, "clamp: bounds must not be NaN (got %g, %g)", a->f[0], a->f[1]);
     if (op == LT_OP_CLAMP && a->f[0] > a->f[1])
         return lt_error(LT_ERR_ARGUMENT, "clamp: lower bound %g is greater than upper bound %g", a->f[0],
                         a->f[1]);
     if (op == LT_OP_CLAMP && in[0].dtype == LT_BOOL)
         return lt_error(LT_ERR_DTYPE, "clamp: bool inputs are not supported");
+    if ((op == LT_OP_ADD || op == LT_OP_SUB) && a->nf > 0 && !lt_dtype_is_floating(result)) {
+        /* integer results need an integer alpha, as in PyTorch */
+        double alpha = a->f[0];
+        if (!(alpha == floor(alpha) && fabs(alpha) < 9.2e18))
+            return lt_error(LT_ERR_ARGUMENT, "%s: alpha %g must be an integer for a %s result", name, alpha,
+                            lt_dtype_name(result));
+    }
     out[0] = lt_meta_make(result, shape.shape, shape.ndim);
     return LT_OK;
 }

@@ -1,0 +1,69 @@
+/*
+ * api_nn.c - public linear-algebra and nn ops: lt_matmul, lt_conv2d,
+ * lt_max_pool2d, lt_avg_pool2d. The wrappers only pack attributes (layout
+ * in ops.def); the shape rules in ops/infer_nn.c validate them.
+ *
+ * Defaults for NULL arrays: conv2d stride 1, padding 0, dilation 1; pooling
+ * stride = kernel, padding 0. The pooling kernel itself may not be NULL.
+ */
+#include "api/api.h"
+
+lt_tensor *lt_matmul(lt_tensor *a, lt_tensor *b) { return lt_call2(LT_OP_MATMUL, a, b, NULL); }
+
+/* Copies a pair of values (or the default when v is NULL) into i[at..at+1]. */
+static void put_pair(lt_attrs *a, int at, const int64_t *v, int64_t fallback)
+{
+    a->i[at] = v ? v[0] : fallback;
+    a->i[at + 1] = v ? v[1] : fallback;
+}
+
+lt_tensor *lt_conv2d(lt_tensor *x, lt_tensor *w, lt_tensor *bias, const int64_t *stride,
+                     const int64_t *padding, const int64_t *dilation, int64_t groups)
+{
+    lt_attrs a = lt_attrs_init();
+    put_pair(&a, 0, stride, 1);
+    put_pair(&a, 2, padding, 0);
+    put_pair(&a, 4, dilation, 1);
+    a.i[6] = groups;
+    a.ni = 7;
+    lt_tensor *in[3] = {x, w, bias};
+    return lt_call(LT_OP_CONV2D, in, bias ? 3 : 2, &a, NULL);
+}
+
+/* Packs the pooling attributes; kernel NULL is an error. */
+static bool pool_attrs(const char *name, lt_tensor *x, const int64_t *kernel, const int64_t *stride,
+                       const int64_t *padding, lt_attrs *a)
+{
+    if (lt_check_tensor(name, x, 0) != LT_OK)
+        return false;
+    if (!kernel) {
+        lt_error(LT_ERR_NULL, "%s: kernel is NULL, expected 2 sizes", name);
+        return false;
+    }
+    put_pair(a, 0, kernel, 0);
+    put_pair(a, 2, stride ? stride : kernel, 0);
+    put_pair(a, 4, padding, 0);
+    a->ni = 6;
+    return true;
+}
+
+lt_tensor *lt_max_pool2d(lt_tensor *x, const int64_t *kernel, const int64_t *stride,
+                         const int64_t *padding, lt_tensor **indices)
+{
+    if (indices)
+        *indices = NULL;
+    lt_attrs a = lt_attrs_init();
+    if (!pool_attrs("max_pool2d", x, kernel, stride, padding, &a))
+        return NULL;
+    return lt_call(LT_OP_MAX_POOL2D, &x, 1, &a, indices);
+}
+
+lt_tensor *lt_avg_pool2d(lt_tensor *x, const int64_t *kernel, const int64_t *stride,
+                         const int64_t *padding, bool count_include_pad)
+{
+    lt_attrs a = lt_attrs_init();
+    if (!pool_attrs("avg_pool2d", x, kernel, stride, padding, &a))
+        return NULL;
+    a.flag = count_include_pad ? 1 : 0;
+    return lt_call(LT_OP_AVG_POOL2D, &x, 1, &a, NULL);
+}

@@ -1,0 +1,71 @@
+/*
+ * backend.h - the interface between the lazy device and whatever executes
+ * its graphs.
+ *
+ * The lazy layer hands a backend a canonical graph (nodes in post-order,
+ * inputs as indices into that order, leaves and scalar parameters as
+ * slots): the backend compiles it once into an executable, which is cached
+ * under the graph key and run many times with different buffers and scalar
+ * values. Buffers live in host memory for every backend so far, so the
+ * buffer functions are the caching allocator's.
+ */
+#ifndef LT_BACKEND_H
+#define LT_BACKEND_H
+
+#include "ops/ops.h"
+
+/* One node of a canonical graph. */
+typedef struct lt_gnode {
+    uint8_t kind;   /* lt_node_kind */
+    uint8_t nout;
+    uint16_t op;
+    uint32_t nin;
+    uint32_t first_input;                 /* into lt_graph.inputs */
+    lt_meta out[LT_MAX_OUTPUTS];
+    lt_attrs attrs;
+    int16_t attr_param[LT_ATTR_FLOATS];   /* scalar slot of attrs.f[k], -1 if baked */
+    int32_t slot;   /* DATA: leaf slot; SCALAR: scalar slot or -1 if baked */
+    double scalar;  /* SCALAR: the baked value (0 or 1) */
+} lt_gnode;
+
+typedef struct lt_gvalue {
+    uint32_t node, out;
+} lt_gvalue;
+
+typedef struct lt_graph {
+    lt_gnode *nodes;
+    uint32_t nnodes;
+    lt_gvalue *inputs;
+    uint32_t ninputs;
+    lt_gvalue *roots;
+    uint32_t nroots;
+    uint32_t nleaves, nscalars;
+} lt_graph;
+
+/* Inputs and outputs of one execution. */
+typedef struct lt_exec_args {
+    lt_storage **leaves;     /* nleaves buffers, in slot order */
+    const double *scalars;   /* nscalars values, in slot order */
+    const bool *donatable;   /* per leaf: may be overwritten by an output */
+    lt_storage **outputs;    /* nroots results (references for the caller) */
+    int64_t donated;         /* set by the backend: buffers reused */
+} lt_exec_args;
+
+typedef struct lt_backend {
+    const char *name;
+    /* Compiles g (which the backend may not keep) into an executable. */
+    void *(*compile)(const lt_graph *g);
+    /* Runs an executable. */
+    lt_status (*execute)(void *exe, lt_exec_args *args);
+    /* Frees an executable. */
+    void (*release)(void *exe);
+} lt_backend;
+
+/* The reference backend: runs the graph node by node with eager kernels. */
+const lt_backend *lt_backend_interp(void);
+
+/* A deep copy of g (caller frees with lt_graph_free), or NULL. */
+lt_graph *lt_graph_copy(const lt_graph *g);
+void lt_graph_free(lt_graph *g);
+
+#endif

@@ -1,0 +1,223 @@
+/*
+ * conv.c - the eager conv2d kernel: im2col + gemm per (image, group).
+ *
+ * For each image n and group g, the input channels of the group are
+ * unfolded into a column matrix cols [Cg*kH*kW, Ho*Wo] (zero where the
+ * window hangs over the padding), and the group's output planes are
+ * W_g [Og, Cg*kH*kW] x cols. A 1x1 kernel with stride 1 and no padding
+ * needs no unfolding: the input planes already are that matrix. Images are
+ * unfolded a few at a time (a bounded buffer, one parallel region per pass)
+ * and the bias is added to each pass's planes while they are still in
+ * cache. bf16/f16 compute in f32 and convert back.
+ *
+ * The unfolding runs in its own OpenMP region; BLAS is always called from
+ * outside any parallel region so that it can use the thread pool itself.
+ */
+#include "eager/nn_kernels.h"
+
+#include <string.h>
+
+/* Sizes of one conv2d call. */
+typedef struct conv_geom {
+    int64_t n, c, h, w;          /* input */
+    int64_t o, kh, kw;           /* weight */
+    int64_t ho, wo;              /* output plane */
+    int64_t sh, sw, ph, pw, dh, dw, groups;
+    int64_t cg, og;              /* channels per group: input, output */
+    int64_t k;                   /* gemm inner size cg * kh * kw */
+    int64_t p;                   /* output plane size ho * wo */
+} conv_geom;
+
+static conv_geom geom_of(const lt_tensor *x, const lt_tensor *w, const lt_tensor *y, const lt_attrs *a)
+{
+    conv_geom g;
+    g.n = x->shape[0], g.c = x->shape[1], g.h = x->shape[2], g.w = x->shape[3];
+    g.o = w->shape[0], g.kh = w->shape[2], g.kw = w->shape[3];
+    g.ho = y->shape[2], g.wo = y->shape[3];
+    g.sh = a->i[0], g.sw = a->i[1], g.ph = a->i[2], g.pw = a->i[3], g.dh = a->i[4], g.dw = a->i[5];
+    g.groups = a->i[6];
+    g.cg = g.c / g.groups, g.og = g.o / g.groups;
+    g.k = g.cg * g.kh * g.kw;
+    g.p = g.ho * g.wo;
+    return g;
+}
+
+/* The output columns [lo, hi) whose input column ow*stride + off lies in
+ * [0, size). */
+static void valid_range(int64_t off, int64_t stride, int64_t size, int64_t count, int64_t *lo, int64_t *hi)
+{
+    int64_t first = off >= 0 ? 0 : (-off + stride - 1) / stride;
+    int64_t last = size - 1 - off < 0 ? 0 : (size - 1 - off) / stride + 1;
+    *hi = last < count ? last : count;
+    *lo = first < *hi ? first : *hi;
+}
+
+/* Images unfolded per im2col pass: bounds the column buffer (~8 MB) while
+ * keeping the number of parallel regions small. */
+#define COLS_BUFFER_BYTES ((int64_t)8 << 20)
+
+/* im2col of `images` whole images (all channels): x points at the first
+ * image; col receives, per image and channel, kh * kw rows of ho * wo
+ * values, so the rows of group g of image b start at row (b * groups + g) * k. */
+#define DEF_IM2COL(T, sfx)                                                                      \
+    static void im2col_##sfx(const T *x, T *col, int64_t images, const conv_geom *g)             \
+    {                                                                                           \
+        int64_t rows = images * g->c * g->kh * g->kw;                                           \
+        _Pragma("omp parallel for schedule(static) if (rows * g->p >= LT_PARALLEL_GRAIN)")      \
+        for (int64_t r = 0; r < rows; r++) {                                                    \
+            int64_t ki = (r / g->kw) % g->kh, kj = r % g->kw;                                    \
+            const T *plane = x + r / (g->kh * g->kw) * g->h * g->w; /* image * c + channel */   \
+            int64_t woff = kj * g->dw - g->pw, lo, hi;                                           \
+            valid_range(woff, g->sw, g->w, g->wo, &lo, &hi);                                     \
+            for (int64_t oh = 0; oh < g->ho; oh++) {                                             \
+                T *dst = col + r * g->p + oh * g->wo;                                            \
+                int64_t ih = oh * g->sh - g->ph + ki * g->dh;                                    \
+                if (ih < 0 || ih >= g->h) {                                                      \
+                    memset(dst, 0, sizeof(T) * (size_t)g->wo);                                   \
+                    continue;                                                                   \
+                }                                                                               \
+                const T *src = plane + ih * g->w;                                                \
+                for (int64_t ow = 0; ow < lo; ow++)                                              \
+                    dst[ow] = 0;                                                                \
+                if (g->sw == 1) {                                                               \
+                    for (int64_t ow = lo; ow < hi; ow++)                                         \
+                        dst[ow] = src[ow + woff];                                               \
+                } else {                                                                        \
+                    for (int64_t ow = lo; ow < hi; ow++)                                         \
+                        dst[ow] = src[ow * g->sw + woff];                                       \
+                }                                                                               \
+                for (int64_t ow = hi; ow < g->wo; ow++)                                          \
+                    dst[ow] = 0;                                                                \
+            }                                                                                   \
+        }                                                                                       \
+    }
+DEF_IM2COL(float, f32)
+DEF_IM2COL(double, f64)
+
+/* Adds bias[o] to every element of output planes (n, o) of images
+ * [first, first + images). */
+#define DEF_ADD_BIAS(T, sfx)                                                                    \
+    static void add_bias_##sfx(T *y, const T *bias, int64_t first, int64_t images, const conv_geom *g) \
+    {                                                                                           \
+        int64_t begin = first * g->o, end = (first + images) * g->o;                            \
+        _Pragma("omp parallel for schedule(static) if ((end - begin) * g->p >= LT_PARALLEL_GRAIN)") \
+        for (int64_t q = begin; q < end; q++) {                                                 \
+            T v = bias[q % g->o], *dst = y + q * g->p;                                           \
+            for (int64_t i = 0; i < g->p; i++)                                                  \
+                dst[i] += v;                                                                    \
+        }                                                                                       \
+    }
+DEF_ADD_BIAS(float, f32)
+DEF_ADD_BIAS(double, f64)
+
+static void add_bias(lt_dtype dt, char *y, const lt_tensor *bias, int64_t first, int64_t images,
+                     const conv_geom *g)
+{
+    if (!bias)
+        return;
+    if (dt == LT_F64)
+        add_bias_f64((double *)y, (const double *)lt_tensor_ptr(bias), first, images, g);
+    else
+        add_bias_f32((float *)y, (const float *)lt_tensor_ptr(bias), first, images, g);
+}
+
+/* The gemms of images [first, first + images): B matrices come from the
+ * unfolded columns, or straight from x for 1x1 kernels (direct). */
+static void conv_gemms(const char *x, const char *w, const char *cols, char *y, int64_t first, int64_t images,
+                       bool direct, lt_dtype dt, const conv_geom *g)
+{
+    size_t elem = lt_dtype_size(dt);
+    for (int64_t b = 0; b < images; b++) {
+        int64_t n = first + b;
+        for (int64_t gi = 0; gi < g->groups; gi++) {
+            const char *src = direct ? x + (size_t)((n * g->c + gi * g->cg) * g->p) * elem
+                                     : cols + (size_t)((b * g->groups + gi) * g->k * g->p) * elem;
+            const char *wg = w + (size_t)(gi * g->og * g->k) * elem;
+            char *yg = y + (size_t)((n * g->o + gi * g->og) * g->p) * elem;
+            lt_blas_gemm(dt, false, false, g->og, g->p, g->k, wg, g->k, src, g->p, yg, g->p);
+        }
+    }
+}
+
+/* Images per unfolding pass (all of them when no unfolding is needed);
+ * 0 with an error if one image's columns do not fit in memory. */
+static int64_t images_per_pass(bool direct, size_t elem, const conv_geom *g)
+{
+    int64_t image_bytes; /* unfolded columns of one image, all groups */
+    if (__builtin_mul_overflow(g->k * g->groups, g->p * (int64_t)elem, &image_bytes)) {
+        lt_error(LT_ERR_MEMORY, "conv2d: the unfolded input (%lld x %lld per image) does not fit in memory",
+                 (long long)(g->k * g->groups), (long long)g->p);
+        return 0;
+    }
+    int64_t chunk = direct ? g->n : COLS_BUFFER_BYTES / image_bytes;
+    return chunk < 1 ? 1 : chunk > g->n ? g->n : chunk;
+}
+
+/* The convolution proper on contiguous tensors of dtype dt (f32/f64). */
+static lt_status conv_compute(const lt_tensor *x, const lt_tensor *w, const lt_tensor *bias, lt_tensor *y,
+                              lt_dtype dt, const conv_geom *g)
+{
+    size_t elem = lt_dtype_size(dt);
+    char *yp = lt_tensor_ptr(y);
+    if (g->k == 0) { /* no input channels: only the bias remains */
+        memset(yp, 0, (size_t)(g->n * g->o * g->p) * elem);
+        add_bias(dt, yp, bias, 0, g->n, g);
+        return LT_OK;
+    }
+    if (!lt_blas_fits(g->og) || !lt_blas_fits(g->p) || !lt_blas_fits(g->k))
+        return lt_error(LT_ERR_UNSUPPORTED, "conv2d: gemm of %lld x %lld x %lld is too large for BLAS",
+                        (long long)g->og, (long long)g->k, (long long)g->p);
+    bool direct = g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 && g->pw == 0;
+    int64_t chunk = images_per_pass(direct, elem, g);
+    if (chunk == 0)
+        return lt_last_status();
+    void *cols = NULL;
+    if (!direct && !(cols = lt_alloc((size_t)(chunk * g->k * g->groups * g->p) * elem, "conv2d")))
+        return lt_last_status();
+    const char *xp = lt_tensor_ptr(x), *wp = lt_tensor_ptr(w);
+    for (int64_t n0 = 0; n0 < g->n; n0 += chunk) {
+        int64_t images = g->n - n0 < chunk ? g->n - n0 : chunk;
+        const char *xn = xp + (size_t)(n0 * g->c * g->h * g->w) * elem;
+        if (!direct && dt == LT_F64)
+            im2col_f64((const double *)xn, cols, images, g);
+        else if (!direct)
+            im2col_f32((const float *)xn, cols, images, g);
+        conv_gemms(xp, wp, cols, yp, n0, images, direct, dt, g);
+        add_bias(dt, yp, bias, n0, images, g);
+    }
+    if (cols)
+        lt_free(cols);
+    return LT_OK;
+}
+
+lt_status lt_eager_conv2d(lt_op op, lt_tensor *const *in, int nin, const lt_attrs *a, const lt_meta *om,
+                          lt_tensor **out)
+{
+    (void)op;
+    lt_tensor *y = out[0];
+    if (lt_shape_numel(y->shape, y->ndim) == 0)
+        return LT_OK;
+    conv_geom g = geom_of(in[0], in[1], y, a);
+    lt_dtype dt = y->dtype == LT_F64 ? LT_F64 : LT_F32;
+    lt_tensor *ops[3] = {NULL, NULL, NULL}, *c = y;
+    lt_status st = LT_OK;
+    for (int i = 0; i < nin && st == LT_OK; i++)
+        if (!(ops[i] = lt_eager_as_contiguous(in[i], dt, "conv2d")))
+            st = lt_last_status();
+    if (st == LT_OK && (dt != (lt_dtype)y->dtype || !lt_tensor_contiguous(y))) {
+        lt_meta m = om[0];
+        m.dtype = (int32_t)dt;
+        if (!(c = lt_tensor_alloc(&m, y->device, "conv2d")))
+            st = lt_last_status();
+    }
+    if (st == LT_OK)
+        st = conv_compute(ops[0], ops[1], ops[2], c, dt, &g);
+    if (st == LT_OK && c != y)
+        lt_eager_copy(y, c);
+    if (c && c != y)
+        lt_tensor_unref(c);
+    for (int i = 0; i < nin; i++)
+        if (ops[i])
+            lt_tensor_unref(ops[i]);
+    return st;
+}

@@ -1,0 +1,268 @@
+/*
+ * matmul.c - the eager matmul kernel (torch.matmul semantics).
+ *
+ * Both operands are seen as batches of matrices: A [..., M, K] and
+ * B [..., K, N], where a 1-D A is one row [1, K] and a 1-D B one column
+ * [K, 1]; batch dims broadcast against the output's batch dims (stride 0).
+ *
+ *  - f32/f64 go to cblas_sgemm/dgemm. An operand whose matrix dims are
+ *    row-major or column-major (a transposed view) is passed as is, with
+ *    CblasTrans and its leading dimension; other strides are copied to a
+ *    contiguous buffer first. When B is shared by every batch and A's rows
+ *    are evenly spaced (a contiguous [..., M, K]), the whole batch folds into
+ *    one gemm with M' = batch * M; otherwise one gemm runs per batch item.
+ *  - bf16/f16 compute through f32 copies and convert the result back.
+ *  - Integers use a plain i-k-j loop on int64 copies, accumulating with
+ *    unsigned (wrapping) arithmetic so overflow is defined.
+ */
+#include "eager/nn_kernels.h"
+
+#include <string.h>
+
+/* One operand seen as a batch of matrices. Strides are in elements. */
+typedef struct mat_view {
+    const char *base;        /* element (0, 0) of batch item 0 */
+    size_t elem;             /* element size in bytes */
+    int64_t rows, cols;
+    int64_t row_stride, col_stride;
+    int64_t batch_stride[LT_MAX_DIMS]; /* per output batch dim; 0: broadcast */
+    bool trans;              /* BLAS layout: stored column-major */
+    int64_t ld;              /* BLAS leading dimension */
+} mat_view;
+
+/* The output's batch dims: everything before the matrix dims. */
+typedef struct batch_shape {
+    int ndim;
+    int64_t shape[LT_MAX_DIMS];
+    int64_t count;
+} batch_shape;
+
+static batch_shape batch_of(const lt_tensor *a, const lt_tensor *b, const lt_tensor *out)
+{
+    batch_shape bs;
+    bs.ndim = out->ndim - (a->ndim >= 2) - (b->ndim >= 2);
+    memcpy(bs.shape, out->shape, sizeof(int64_t) * (size_t)bs.ndim);
+    bs.count = lt_shape_numel(bs.shape, bs.ndim);
+    return bs;
+}
+
+/* Describes t as operand A (is_a) or B, broadcast to the batch shape. */
+static mat_view view_of(const lt_tensor *t, bool is_a, const batch_shape *bs)
+{
+    mat_view v;
+    memset(&v, 0, sizeof v);
+    v.base = lt_tensor_ptr(t);
+    v.elem = lt_dtype_size((lt_dtype)t->dtype);
+    if (t->ndim == 1) {
+        v.rows = is_a ? 1 : t->shape[0];
+        v.cols = is_a ? t->shape[0] : 1;
+        v.row_stride = is_a ? 0 : t->strides[0];
+        v.col_stride = is_a ? t->strides[0] : 0;
+    } else {
+        v.rows = t->shape[t->ndim - 2];
+        v.cols = t->shape[t->ndim - 1];
+        v.row_stride = t->strides[t->ndim - 2];
+        v.col_stride = t->strides[t->ndim - 1];
+    }
+    int tb = t->ndim > 2 ? t->ndim - 2 : 0;
+    for (int d = 0; d < bs->ndim; d++) {
+        int td = d - (bs->ndim - tb);
+        v.batch_stride[d] = td >= 0 && t->shape[td] != 1 ? t->strides[td] : 0;
+    }
+    return v;
+}
+
+/* Picks a BLAS layout for v: row-major (unit column stride) or
+ * column-major (unit row stride) with a valid leading dimension. Strides of
+ * size-1 dims do not matter. Returns false if neither fits. */
+static bool choose_layout(mat_view *v)
+{
+    int64_t min_row_ld = v->cols > 1 ? v->cols : 1, min_col_ld = v->rows > 1 ? v->rows : 1;
+    if ((v->cols == 1 || v->col_stride == 1) && (v->rows == 1 || v->row_stride >= min_row_ld)) {
+        v->trans = false;
+        v->ld = v->rows == 1 ? min_row_ld : v->row_stride;
+    } else if ((v->rows == 1 || v->row_stride == 1) && (v->cols == 1 || v->col_stride >= min_col_ld)) {
+        v->trans = true;
+        v->ld = v->cols == 1 ? min_col_ld : v->col_stride;
+    } else {
+        return false;
+    }
+    return lt_blas_fits(v->ld);
+}
+
+/* Byte offset of batch item `index` of v. */
+static int64_t batch_offset(const mat_view *v, const batch_shape *bs, int64_t index)
+{
+    int64_t off = 0;
+    for (int d = bs->ndim - 1; d >= 0; d--) {
+        off += (index % bs->shape[d]) * v->batch_stride[d];
+        index /= bs->shape[d];
+    }
+    return off * (int64_t)v->elem;
+}
+
+/*
+ * Whether every row of A over the whole batch is evenly spaced (and B is
+ * the same for every item), so the batch folds into one gemm of
+ * count * rows rows. *lda receives the spacing.
+ */
+static bool can_fold_batch(const mat_view *A, const mat_view *B, const batch_shape *bs, int64_t *lda)
+{
+    if (bs->count <= 1 || A->trans)
+        return false;
+    for (int d = 0; d < bs->ndim; d++)
+        if (B->batch_stride[d] != 0)
+            return false;
+    int64_t stride = 0, count = 1;
+    bool have = false;
+    for (int d = bs->ndim; d >= 0; d--) { /* d == bs->ndim stands for the rows */
+        int64_t size = d == bs->ndim ? A->rows : bs->shape[d];
+        int64_t st = d == bs->ndim ? A->row_stride : A->batch_stride[d];
+        if (size == 1)
+            continue;
+        if (!have) {
+            stride = st;
+            have = true;
+        } else if (st != stride * count) {
+            return false;
+        }
+        count *= size;
+    }
+    *lda = have ? stride : (A->cols > 1 ? A->cols : 1);
+    return *lda >= (A->cols > 1 ? A->cols : 1) && lt_blas_fits(*lda) && lt_blas_fits(bs->count * A->rows);
+}
+
+/* Makes *t a contiguous tensor of dtype dt (replacing the reference the
+ * caller holds). */
+static lt_status make_contiguous(lt_tensor **t, lt_dtype dt)
+{
+    lt_tensor *c = lt_eager_as_contiguous(*t, dt, "matmul");
+    if (!c)
+        return lt_last_status();
+    lt_tensor_unref(*t);
+    *t = c;
+    return LT_OK;
+}
+
+/* Float path: a and b (owned references, f32 or f64 = dt) into c
+ * (contiguous, dtype dt). May replace a and b with contiguous copies. */
+static lt_status matmul_blas(lt_tensor **a, lt_tensor **b, lt_tensor *c, lt_dtype dt, const batch_shape *bs)
+{
+    mat_view A = view_of(*a, true, bs), B = view_of(*b, false, bs);
+    lt_status st;
+    if (!choose_layout(&A)) {
+        if ((st = make_contiguous(a, dt)) != LT_OK)
+            return st;
+        A = view_of(*a, true, bs);
+        choose_layout(&A);
+    }
+    if (!choose_layout(&B)) {
+        if ((st = make_contiguous(b, dt)) != LT_OK)
+            return st;
+        B = view_of(*b, false, bs);
+        choose_layout(&B);
+    }
+    int64_t m = A.rows, k = A.cols, n = B.cols;
+    if (!lt_blas_fits(m) || !lt_blas_fits(n) || !lt_blas_fits(k) || !lt_blas_fits(A.ld) || !lt_blas_fits(B.ld))
+        return lt_error(LT_ERR_UNSUPPORTED, "matmul: matrix of %lld x %lld x %lld is too large for BLAS",
+                        (long long)m, (long long)k, (long long)n);
+    char *out = lt_tensor_ptr(c);
+    size_t elem = lt_dtype_size(dt);
+    int64_t lda;
+    if (can_fold_batch(&A, &B, bs, &lda)) {
+        lt_blas_gemm(dt, false, B.trans, bs->count * m, n, k, A.base, lda, B.base, B.ld, out, n);
+        return LT_OK;
+    }
+    for (int64_t i = 0; i < bs->count; i++) {
+        const char *pa = A.base + batch_offset(&A, bs, i), *pb = B.base + batch_offset(&B, bs, i);
+        lt_blas_gemm(dt, A.trans, B.trans, m, n, k, pa, A.ld, pb, B.ld, out + (size_t)(i * m * n) * elem, n);
+    }
+    return LT_OK;
+}
+
+/* Integer path: a and b are contiguous int64; c is contiguous int64. Sums
+ * wrap modulo 2^64 like PyTorch's integer overflow. */
+static void matmul_int(const lt_tensor *a, const lt_tensor *b, lt_tensor *c, const batch_shape *bs)
+{
+    mat_view A = view_of(a, true, bs), B = view_of(b, false, bs);
+    int64_t m = A.rows, k = A.cols, n = B.cols, total_rows = bs->count * m;
+    double work = (double)total_rows * (double)n * (double)k; /* double: cannot overflow */
+    uint64_t *out = (uint64_t *)lt_tensor_ptr(c);
+#pragma omp parallel for schedule(static) if (work >= LT_PARALLEL_GRAIN)
+    for (int64_t r = 0; r < total_rows; r++) {
+        int64_t item = r / m, i = r % m;
+        const int64_t *pa = (const int64_t *)(A.base + batch_offset(&A, bs, item)) + i * A.row_stride;
+        const int64_t *pb = (const int64_t *)(B.base + batch_offset(&B, bs, item));
+        uint64_t *row = out + r * n;
+        for (int64_t j = 0; j < n; j++)
+            row[j] = 0;
+        for (int64_t p = 0; p < k; p++) {
+            uint64_t av = (uint64_t)pa[p * A.col_stride];
+            const int64_t *brow = pb + p * B.row_stride;
+            for (int64_t j = 0; j < n; j++)
+                row[j] += av * (uint64_t)brow[j];
+        }
+    }
+}
+
+/* Dtype the product is computed in for result dtype dt. */
+static lt_dtype compute_dtype(lt_dtype dt)
+{
+    if (dt == LT_F32 || dt == LT_F64)
+        return dt;
+    if (dt == LT_BF16 || dt == LT_F16)
+        return LT_F32;
+    return LT_I64;
+}
+
+/* Runs the product with owned operand references a, b into c (dtype cd). */
+static lt_status matmul_compute(lt_tensor **a, lt_tensor **b, lt_tensor *c, lt_dtype cd, const batch_shape *bs)
+{
+    lt_status st;
+    if ((*a)->dtype != (int32_t)cd && (st = make_contiguous(a, cd)) != LT_OK)
+        return st;
+    if ((*b)->dtype != (int32_t)cd && (st = make_contiguous(b, cd)) != LT_OK)
+        return st;
+    if (cd == LT_I64) {
+        if ((st = make_contiguous(a, cd)) != LT_OK || (st = make_contiguous(b, cd)) != LT_OK)
+            return st;
+        matmul_int(*a, *b, c, bs);
+        return LT_OK;
+    }
+    return matmul_blas(a, b, c, cd, bs);
+}
+
+lt_status lt_eager_matmul(lt_op op, lt_tensor *const *in, int nin, const lt_attrs *attrs,
+                          const lt_meta *om, lt_tensor **out)
+{
+    (void)op, (void)nin, (void)attrs;
+    lt_tensor *y = out[0];
+    if (lt_shape_numel(y->shape, y->ndim) == 0)
+        return LT_OK;
+    int64_t k = in[0]->shape[in[0]->ndim - 1];
+    if (k == 0) {
+        lt_eager_fill(y, 0.0);
+        return LT_OK;
+    }
+    batch_shape bs = batch_of(in[0], in[1], y);
+    lt_dtype cd = compute_dtype((lt_dtype)y->dtype);
+    lt_tensor *c = y; /* computed in place unless dtype or layout differ */
+    if (cd != (lt_dtype)y->dtype || !lt_tensor_contiguous(y)) {
+        lt_meta m = om[0];
+        m.dtype = (int32_t)cd;
+        if (!(c = lt_tensor_alloc(&m, y->device, "matmul")))
+            return lt_last_status();
+    }
+    lt_tensor *a = in[0], *b = in[1];
+    atomic_fetch_add(&a->refcount, 1);
+    atomic_fetch_add(&b->refcount, 1);
+    lt_status st = matmul_compute(&a, &b, c, cd, &bs);
+    lt_tensor_unref(a);
+    lt_tensor_unref(b);
+    if (c != y) {
+        if (st == LT_OK)
+            lt_eager_copy(y, c);
+        lt_tensor_unref(c);
+    }
+    return st;
+}

@@ -1,0 +1,45 @@
+/*
+ * nn_kernels.h - private declarations shared by the nn kernel files
+ * (matmul.c, conv.c, nn.c). nn.c registers every kernel of the group.
+ */
+#ifndef LT_EAGER_NN_KERNELS_H
+#define LT_EAGER_NN_KERNELS_H
+
+#include "eager/eager.h"
+
+#include <cblas.h>
+#include <stdint.h>
+
+/* matmul.c: torch.matmul semantics on OpenBLAS (floats) or a triple loop
+ * (integers). */
+lt_status lt_eager_matmul(lt_op op, lt_tensor *const *in, int nin, const lt_attrs *a,
+                          const lt_meta *out_meta, lt_tensor **out);
+/* conv.c: conv2d as im2col + gemm per (image, group). */
+lt_status lt_eager_conv2d(lt_op op, lt_tensor *const *in, int nin, const lt_attrs *a,
+                          const lt_meta *out_meta, lt_tensor **out);
+
+/* True if v can be passed to BLAS as a size or leading dimension. */
+static inline bool lt_blas_fits(int64_t v)
+{
+    return sizeof(blasint) >= sizeof(int64_t) || v <= (int64_t)INT32_MAX;
+}
+
+/*
+ * Row-major C = op(A) * op(B) (alpha 1, beta 0) in f32 or f64 (dtype dt).
+ * Sizes and leading dimensions must satisfy lt_blas_fits.
+ */
+static inline void lt_blas_gemm(lt_dtype dt, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
+                                const void *a, int64_t lda, const void *b, int64_t ldb, void *c,
+                                int64_t ldc)
+{
+    enum CBLAS_TRANSPOSE ta = trans_a ? CblasTrans : CblasNoTrans;
+    enum CBLAS_TRANSPOSE tb = trans_b ? CblasTrans : CblasNoTrans;
+    if (dt == LT_F64)
+        cblas_dgemm(CblasRowMajor, ta, tb, (blasint)m, (blasint)n, (blasint)k, 1.0, (const double *)a,
+                    (blasint)lda, (const double *)b, (blasint)ldb, 0.0, (double *)c, (blasint)ldc);
+    else
+        cblas_sgemm(CblasRowMajor, ta, tb, (blasint)m, (blasint)n, (blasint)k, 1.0f, (const float *)a,
+                    (blasint)lda, (const float *)b, (blasint)ldb, 0.0f, (float *)c, (blasint)ldc);
+}
+
+#endif

@@ -1,0 +1,199 @@
+/*
+ * ir.c - the IR graph arena.
+ *
+ * Nodes live in one growable array and are addressed by 32-bit indices;
+ * attributes and output metadata are stored inline, so recording an op
+ * costs one append and two hash mixes, with no per-node malloc once the
+ * arena has grown. Each node's structural hash is computed here, in the
+ * constructor: the local hash covers kind, op, attributes and output
+ * metadata; the full hash adds the operands' hashes. A device-data leaf
+ * hashes only its dtype and shape, never its identity or contents, and a
+ * scalar hashes its value only when it is 0 or 1.
+ */
+#include "lazy/lazy.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static lt_node *nodes;
+static uint32_t node_count, node_cap;
+static lt_value *inputs;
+static uint32_t input_count, input_cap;
+static uint64_t generation = 1;
+
+uint64_t lt_ir_generation(void) { return generation; }
+const lt_node *lt_ir_node(uint32_t index) { return &nodes[index]; }
+const lt_value *lt_ir_inputs(const lt_node *n) { return &inputs[n->first_input]; }
+uint32_t lt_ir_node_count(void) { return node_count; }
+
+/* ---- hashing: two independent 64-bit mixes make a 128-bit hash ---------- */
+
+static uint64_t mix64(uint64_t h, uint64_t v)
+{
+    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    h *= 0xbf58476d1ce4e5b9ull;
+    return h ^ (h >> 31);
+}
+
+static void hash_u64(uint64_t h[2], uint64_t v)
+{
+    h[0] = mix64(h[0], v);
+    h[1] = mix64(h[1] ^ 0x94d049bb133111ebull, v * 0xff51afd7ed558ccdull + 1);
+}
+
+static void hash_meta(uint64_t h[2], const lt_meta *m)
+{
+    hash_u64(h, (uint64_t)m->dtype | ((uint64_t)m->ndim << 8) | ((uint64_t)m->weak << 16));
+    for (int d = 0; d < m->ndim; d++)
+        hash_u64(h, (uint64_t)m->shape[d]);
+}
+
+static uint64_t double_bits(double v)
+{
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    return bits;
+}
+
+/* Scalars other than 0 and 1 hash as "a parameter" so that changing them
+ * never changes the graph key. */
+static void hash_scalar(uint64_t h[2], double v)
+{
+    hash_u64(h, lt_scalar_is_special(v) ? double_bits(v) : 0x5ca1a2ull);
+}
+
+static void hash_attrs(uint64_t h[2], const lt_attrs *a)
+{
+    hash_u64(h, (uint64_t)a->ni | ((uint64_t)a->nf << 8) | ((uint64_t)(uint32_t)a->dtype << 16) |
+                    ((uint64_t)(uint32_t)a->flag << 32));
+    for (int i = 0; i < a->ni; i++)
+        hash_u64(h, (uint64_t)a->i[i]);
+    for (int i = 0; i < a->nf; i++)
+        hash_scalar(h, a->f[i]);
+}
+
+void lt_ir_hash_init(uint64_t h[2])
+{
+    h[0] = 0x6c617a7974656e73ull;
+    h[1] = 0x2d69722d68617368ull;
+}
+
+void lt_ir_hash_u64(uint64_t h[2], uint64_t v) { hash_u64(h, v); }
+
+/* ---- arena ---------------------------------------------------------------- */
+
+static bool reserve(uint32_t extra_nodes, uint32_t extra_inputs)
+{
+    if (node_count + extra_nodes > node_cap) {
+        uint32_t cap = node_cap ? node_cap * 2 : 1024;
+        while (cap < node_count + extra_nodes)
+            cap *= 2;
+        lt_node *n = realloc(nodes, sizeof *n * cap);
+        if (!n)
+            return false;
+        nodes = n;
+        node_cap = cap;
+    }
+    if (input_count + extra_inputs > input_cap) {
+        uint32_t cap = input_cap ? input_cap * 2 : 2048;
+        while (cap < input_count + extra_inputs)
+            cap *= 2;
+        lt_value *v = realloc(inputs, sizeof *v * cap);
+        if (!v)
+            return false;
+        inputs = v;
+        input_cap = cap;
+    }
+    return true;
+}
+
+static lt_node *new_node(uint8_t kind, uint32_t nin)
+{
+    if (node_count >= UINT32_MAX - 1 || !reserve(1, nin)) {
+        lt_error(LT_ERR_MEMORY, "lazy: out of memory recording the IR graph");
+        return NULL;
+    }
+    lt_node *n = &nodes[node_count];
+    memset(n, 0, offsetof(lt_node, attrs));
+    n->attrs = lt_attrs_init();
+    n->kind = kind;
+    n->nin = nin;
+    n->first_input = input_count;
+    n->storage = NULL;
+    n->scalar = 0;
+    n->tensor_id = 0;
+    return n;
+}
+
+uint32_t lt_ir_add_op(lt_op op, const lt_value *in, uint32_t nin, const lt_attrs *a, const lt_meta *om)
+{
+    lt_node *n = new_node(LT_NODE_OP, nin);
+    if (!n)
+        return UINT32_MAX;
+    n->op = (uint16_t)op;
+    n->nout = (uint8_t)lt_op_infos[op].nout;
+    n->attrs = *a;
+    n->attrs.device = lt_device_cpu(); /* the device is not part of the graph */
+    for (int k = 0; k < n->nout; k++)
+        n->out[k] = om[k];
+    lt_ir_hash_init(n->local_hash);
+    hash_u64(n->local_hash, ((uint64_t)LT_NODE_OP << 32) | op);
+    hash_attrs(n->local_hash, a);
+    for (int k = 0; k < n->nout; k++)
+        hash_meta(n->local_hash, &om[k]);
+    n->hash[0] = n->local_hash[0];
+    n->hash[1] = n->local_hash[1];
+    for (uint32_t i = 0; i < nin; i++) {
+        inputs[input_count + i] = in[i];
+        const lt_node *src = &nodes[in[i].node];
+        hash_u64(n->hash, src->hash[0] ^ (uint64_t)in[i].out);
+        hash_u64(n->hash, src->hash[1]);
+    }
+    input_count += nin;
+    return node_count++;
+}
+
+uint32_t lt_ir_add_data(lt_storage *s, const lt_meta *m, uint64_t tensor_id)
+{
+    lt_node *n = new_node(LT_NODE_DATA, 0);
+    if (!n)
+        return UINT32_MAX;
+    n->nout = 1;
+    n->out[0] = *m;
+    n->storage = s;
+    atomic_fetch_add(&s->refcount, 1);
+    n->tensor_id = tensor_id;
+    lt_ir_hash_init(n->local_hash);
+    hash_u64(n->local_hash, (uint64_t)LT_NODE_DATA << 32);
+    hash_meta(n->local_hash, m);
+    n->hash[0] = n->local_hash[0];
+    n->hash[1] = n->local_hash[1];
+    return node_count++;
+}
+
+uint32_t lt_ir_add_scalar(double v)
+{
+    lt_node *n = new_node(LT_NODE_SCALAR, 0);
+    if (!n)
+        return UINT32_MAX;
+    n->nout = 1;
+    n->out[0] = lt_meta_make(LT_F64, NULL, 0);
+    n->out[0].weak = 1;
+    n->scalar = v;
+    lt_ir_hash_init(n->local_hash);
+    hash_u64(n->local_hash, (uint64_t)LT_NODE_SCALAR << 32);
+    hash_scalar(n->local_hash, v);
+    n->hash[0] = n->local_hash[0];
+    n->hash[1] = n->local_hash[1];
+    return node_count++;
+}
+
+void lt_ir_reset(void)
+{
+    for (uint32_t i = 0; i < node_count; i++) {
+        lt_storage_unref(nodes[i].storage);
+    }
+    node_count = 0;
+    input_count = 0;
+    generation++;
+}

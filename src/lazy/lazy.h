@@ -1,0 +1,128 @@
+/*
+ * lazy.h - the lazy device: IR recording, live-tensor registry, views and
+ * in-place substitution, barrier, program cache, fallback, metrics, dumps.
+ *
+ * Tracing is single-threaded: the lazy device is driven from one thread at
+ * a time (like a CUDA stream); the eager runtime has no such limit.
+ */
+#ifndef LT_LAZY_H
+#define LT_LAZY_H
+
+#include "eager/eager.h"
+
+#include <pthread.h>
+#include <stdio.h>
+
+/* ---- IR ------------------------------------------------------------------ */
+
+typedef enum lt_node_kind {
+    LT_NODE_OP = 0,   /* an op of ops.def */
+    LT_NODE_DATA = 1, /* a device-data leaf: a contiguous buffer */
+    LT_NODE_SCALAR = 2 /* a wrapped C scalar (0-d f64, weak) */
+} lt_node_kind;
+
+/* One output of one node. */
+typedef struct lt_value {
+    uint32_t node;
+    uint32_t out;
+} lt_value;
+
+typedef struct lt_node {
+    uint8_t kind;
+    uint8_t nout;
+    uint16_t op;
+    uint32_t nin;
+    uint32_t first_input;      /* index into the arena's input list */
+    uint64_t local_hash[2];    /* op, attrs, output metas (no operands) */
+    uint64_t hash[2];          /* local hash combined with operand hashes */
+    lt_meta out[LT_MAX_OUTPUTS];
+    lt_attrs attrs;
+    double scalar;             /* LT_NODE_SCALAR */
+    lt_storage *storage;       /* LT_NODE_DATA: retained buffer */
+    uint64_t tensor_id;        /* LT_NODE_DATA: the tensor it came from */
+} lt_node;
+
+/* Is this scalar value baked into the graph (0 and 1), or a parameter? */
+static inline bool lt_scalar_is_special(double v) { return v == 0.0 || v == 1.0; }
+
+/* The process-wide graph arena. Nodes are addressed by 32-bit indices; the
+ * arena is reset when no live tensor refers to it any more. */
+uint64_t lt_ir_generation(void);
+const lt_node *lt_ir_node(uint32_t index);
+const lt_value *lt_ir_inputs(const lt_node *n);
+uint32_t lt_ir_node_count(void);
+/* Records an op node over input values; returns its index or UINT32_MAX. */
+uint32_t lt_ir_add_op(lt_op op, const lt_value *in, uint32_t nin, const lt_attrs *a, const lt_meta *om);
+uint32_t lt_ir_add_data(lt_storage *s, const lt_meta *m, uint64_t tensor_id);
+uint32_t lt_ir_add_scalar(double v);
+/* 128-bit hash helpers shared with the graph key. */
+void lt_ir_hash_init(uint64_t h[2]);
+void lt_ir_hash_u64(uint64_t h[2], uint64_t v);
+/* Drops every node (releasing data buffers) and starts a new generation. */
+void lt_ir_reset(void);
+
+/* ---- lazy tensor state --------------------------------------------------- */
+
+/* A view step recorded on a lazy view tensor. */
+typedef struct lt_view_step {
+    uint16_t op;
+    lt_attrs attrs;
+    lt_meta in_meta; /* the meta of the step's input */
+} lt_view_step;
+
+typedef struct lt_lazy {
+    lt_value value;           /* pending IR value, valid when pending */
+    bool pending;
+    uint64_t generation;      /* arena generation of value */
+    uint64_t version;         /* bumped by every in-place update */
+    lt_tensor *prev, *next;   /* live registry, in id order */
+    lt_tensor *base;          /* retained root base when this is a view */
+    lt_view_step *chain;      /* view steps from base to this tensor */
+    int nchain;
+    uint64_t base_version;    /* base version the value was derived from */
+    uint32_t leaf_node;       /* memoized data leaf in `generation` */
+    uint64_t leaf_generation;
+} lt_lazy;
+
+/* Device-level entry points used by the dispatcher. */
+void lt_lazy_init(void);
+lt_status lt_lazy_run(lt_op op, lt_tensor *const *in, int nin, const lt_attrs *a, const lt_meta *om,
+                      lt_tensor **out);
+lt_status lt_lazy_run_inplace(lt_op op, lt_tensor *dst, lt_tensor *const *in, int nin,
+                              const lt_attrs *a, const lt_meta *om);
+lt_tensor *lt_lazy_wrap_scalar(double v);
+/* A lazy tensor holding a contiguous copy of a CPU tensor (transfer). */
+lt_tensor *lt_lazy_from_cpu(lt_tensor *cpu);
+/* Makes t's data current (runs the barrier if needed) and returns a CPU
+ * handle aliasing it (caller owns it), or NULL on error. */
+lt_tensor *lt_lazy_sync_to_cpu_alias(lt_tensor *t, const char *why);
+
+/* Current IR value of a lazy tensor (creating a data leaf, or re-deriving a
+ * view from its base, as needed). */
+lt_status lt_lazy_value_of(lt_tensor *t, lt_value *v);
+
+/* Registry iteration (id order). */
+lt_tensor *lt_lazy_registry_first(void);
+lt_tensor *lt_lazy_registry_next(lt_tensor *t);
+int64_t lt_lazy_pending_count(void);
+
+/* ---- barrier -------------------------------------------------------------- */
+
+/* Runs all pending IR. `step` allows donation; `why` names the API call
+ * that forced it (LT_DEBUG). */
+lt_status lt_lazy_barrier(bool step, const char *why);
+/* The same, also materializing the given tensors even if they are views. */
+lt_status lt_lazy_barrier_with(bool step, const char *why, lt_tensor *const *extra, int nextra);
+/* Installs an output buffer (reference taken over) as t's data. */
+void lt_lazy_set_data(lt_tensor *t, lt_storage *s);
+/* Drops t's pending value; resets the arena when nothing is pending. */
+void lt_lazy_clear_pending(lt_tensor *t);
+
+/* ---- metrics --------------------------------------------------------------- */
+
+void lt_metric_add(const char *name, int64_t delta);
+void lt_metric_set(const char *name, int64_t value);
+void lt_metric_time(const char *name, double ms);
+double lt_now_ms(void);
+
+#endif

@@ -1,0 +1,584 @@
+/*
+ * tensor.c - lazy tensors: the live-tensor registry, recording ops,
+ * in-place updates by substitution, views with inverse updates, eager
+ * fallback, and transfers.
+ *
+ * A lazy tensor's value is either device data (t->storage, contiguous) or a
+ * pending IR value (lazy->value). A view keeps its root base and the chain
+ * of view steps from it; its value is re-derived from the base whenever the
+ * base has changed since, and an in-place update of a view rewrites the
+ * base through the inverse steps, so the IR stays purely functional.
+ */
+#include "lazy/lazy.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static lt_tensor *registry_head, *registry_tail;
+static int64_t pending_tensors;
+static pthread_once_t lazy_once = PTHREAD_ONCE_INIT;
+
+static lt_lazy *L(const lt_tensor *t) { return (lt_lazy *)t->lazy; }
+
+lt_tensor *lt_lazy_registry_first(void) { return registry_head; }
+lt_tensor *lt_lazy_registry_next(lt_tensor *t) { return L(t)->next; }
+int64_t lt_lazy_pending_count(void) { return pending_tensors; }
+
+/* ---- pending state -------------------------------------------------------- */
+
+static void set_pending(lt_tensor *t, lt_value v)
+{
+    lt_lazy *z = L(t);
+    if (!z->pending)
+        pending_tensors++;
+    z->pending = true;
+    z->value = v;
+    z->generation = lt_ir_generation();
+}
+
+void lt_lazy_clear_pending(lt_tensor *t)
+{
+    lt_lazy *z = L(t);
+    if (z->pending) {
+        z->pending = false;
+        pending_tensors--;
+    }
+    if (pending_tensors == 0)
+        lt_ir_reset();
+}
+
+/* ---- registry ---------------------------------------------------------------- */
+
+static void on_death(lt_tensor *t)
+{
+    lt_lazy *z = L(t);
+    if (!z)
+        return;
+    if (z->prev)
+        L(z->prev)->next = z->next;
+    else
+        registry_head = z->next;
+    if (z->next)
+        L(z->next)->prev = z->prev;
+    else
+        registry_tail = z->prev;
+    lt_metric_add("TensorsDestroyed", 1);
+    lt_tensor *base = z->base;
+    free(z->chain);
+    bool was_pending = z->pending;
+    free(z);
+    t->lazy = NULL;
+    if (was_pending && --pending_tensors == 0)
+        lt_ir_reset();
+    if (base)
+        lt_tensor_unref(base);
+}
+
+static void init_once(void)
+{
+    lt_set_tensor_death_hook(LT_DEVICE_LAZY, on_death);
+    lt_lazy_device_available = true;
+}
+
+void lt_lazy_init(void) { pthread_once(&lazy_once, init_once); }
+
+/* The lazy device is available as soon as the library is loaded. */
+__attribute__((constructor)) static void lazy_register(void) { lt_lazy_init(); }
+
+static lt_device lazy_device(void)
+{
+    lt_device d = {LT_DEVICE_LAZY, 0};
+    return d;
+}
+
+/* A new lazy handle (no data, no value yet), registered as live. */
+static lt_tensor *new_lazy(const lt_meta *m)
+{
+    lt_lazy_init();
+    lt_lazy *z = calloc(1, sizeof *z);
+    if (!z) {
+        lt_error(LT_ERR_MEMORY, "lazy: out of memory");
+        return NULL;
+    }
+    lt_tensor *t = lt_tensor_new_handle(m, lazy_device());
+    if (!t) {
+        free(z);
+        return NULL;
+    }
+    t->lazy = z;
+    z->prev = registry_tail;
+    if (registry_tail)
+        L(registry_tail)->next = t;
+    else
+        registry_head = t;
+    registry_tail = t;
+    lt_metric_add("TensorsCreated", 1);
+    return t;
+}
+
+/* ---- values ----------------------------------------------------------------- */
+
+static lt_status leaf_of(lt_tensor *t, lt_value *v)
+{
+    lt_lazy *z = L(t);
+    uint64_t gen = lt_ir_generation();
+    if (z->leaf_generation != gen) {
+        lt_meta m = lt_tensor_meta(t);
+        m.weak = 0;
+        uint32_t node = lt_ir_add_data(t->storage, &m, t->id);
+        if (node == UINT32_MAX)
+            return lt_last_status();
+        z->leaf_node = node;
+        z->leaf_generation = gen;
+    }
+    v->node = z->leaf_node;
+    v->out = 0;
+    return LT_OK;
+}
+
+static lt_status record_step(const lt_view_step *step, lt_value in, lt_value *out)
+{
+    lt_meta om;
+    lt_status st = lt_op_infer((lt_op)step->op, &step->in_meta, 1, &step->attrs, &om);
+    if (st != LT_OK)
+        return st;
+    uint32_t node = lt_ir_add_op((lt_op)step->op, &in, 1, &step->attrs, &om);
+    if (node == UINT32_MAX)
+        return lt_last_status();
+    out->node = node;
+    out->out = 0;
+    return LT_OK;
+}
+
+/* Applies view steps [0, n) to v. */
+static lt_status apply_chain(const lt_view_step *chain, int n, lt_value v, lt_value *out)
+{
+    for (int i = 0; i < n; i++) {
+        lt_status st = record_step(&chain[i], v, &v);
+        if (st != LT_OK)
+            return st;
+    }
+    *out = v;
+    return LT_OK;
+}
+
+static bool view_is_current(const lt_tensor *t)
+{
+    const lt_lazy *z = L(t);
+    return z->base_version == L(z->base)->version;
+}
+
+lt_status lt_lazy_value_of(lt_tensor *t, lt_value *v)
+{
+    lt_lazy *z = L(t);
+    if (z->base) {
+        if (z->pending && z->generation == lt_ir_generation() && view_is_current(t)) {
+            *v = z->value;
+            return LT_OK;
+        }
+        if (t->storage && view_is_current(t))
+            return leaf_of(t, v);
+        lt_value base;
+        lt_status st = lt_lazy_value_of(z->base, &base);
+        if (st == LT_OK)
+            st = apply_chain(z->chain, z->nchain, base, v);
+        if (st != LT_OK)
+            return st;
+        z->base_version = L(z->base)->version;
+        set_pending(t, *v);
+        return LT_OK;
+    }
+    if (z->pending) {
+        *v = z->value;
+        return LT_OK;
+    }
+    if (t->storage)
+        return leaf_of(t, v);
+    return lt_error(LT_ERR_STATE, "lazy: tensor %llu has neither data nor a pending value",
+                    (unsigned long long)t->id);
+}
+
+/* ---- recording ------------------------------------------------------------- */
+
+/* Makes output k of a new node a lazy tensor. Views record their chain. */
+static lt_tensor *make_output(lt_op op, lt_tensor *input, const lt_attrs *a, const lt_meta *om, uint32_t node,
+                              int k)
+{
+    lt_tensor *t = new_lazy(&om[k]);
+    if (!t)
+        return NULL;
+    lt_value v = {node, (uint32_t)k};
+    set_pending(t, v);
+    if (lt_op_infos[op].cls != LT_OPC_VIEW)
+        return t;
+    lt_lazy *z = L(t), *src = L(input);
+    lt_tensor *base = src->base ? src->base : input;
+    int n = src->base ? src->nchain : 0;
+    z->chain = malloc(sizeof *z->chain * (size_t)(n + 1));
+    if (!z->chain) {
+        lt_tensor_unref(t);
+        lt_error(LT_ERR_MEMORY, "lazy: out of memory recording a view");
+        return NULL;
+    }
+    if (n)
+        memcpy(z->chain, src->chain, sizeof *z->chain * (size_t)n);
+    z->chain[n].op = (uint16_t)op;
+    z->chain[n].attrs = *a;
+    z->chain[n].in_meta = lt_tensor_meta(input);
+    z->nchain = n + 1;
+    z->base = base;
+    atomic_fetch_add(&base->refcount, 1);
+    z->base_version = L(base)->version;
+    return t;
+}
+
+static lt_status gather_values(lt_tensor *const *in, int nin, lt_value *vals)
+{
+    for (int i = 0; i < nin; i++) {
+        lt_status st = lt_lazy_value_of(in[i], &vals[i]);
+        if (st != LT_OK)
+            return st;
+    }
+    return LT_OK;
+}
+
+static lt_status run_fallback(lt_op op, lt_tensor *const *in, int nin, const lt_attrs *a,
+                              const lt_meta *om, lt_tensor **out);
+
+lt_status lt_lazy_run(lt_op op, lt_tensor *const *in, int nin, const lt_attrs *a, const lt_meta *om,
+                      lt_tensor **out)
+{
+    if (lt_op_infos[op].flags & LT_OPF_NOLOWER)
+        return run_fallback(op, in, nin, a, om, out);
+    double start = lt_now_ms();
+    lt_value small[8];
+    lt_value *vals = nin <= 8 ? small : malloc(sizeof *vals * (size_t)nin);
+    if (!vals)
+        return lt_error(LT_ERR_MEMORY, "lazy: out of memory");
+    lt_status st = gather_values(in, nin, vals);
+    uint32_t node = UINT32_MAX;
+    if (st == LT_OK) {
+        node = lt_ir_add_op(op, vals, (uint32_t)nin, a, om);
+        if (node == UINT32_MAX)
+            st = lt_last_status();
+    }
+    if (vals != small)
+        free(vals);
+    for (int k = 0; st == LT_OK && k < lt_op_infos[op].nout; k++) {
+        out[k] = make_output(op, nin ? in[0] : NULL, a, om, node, k);
+        if (!out[k]) {
+            for (int j = 0; j < k; j++)
+                lt_tensor_unref(out[j]);
+            st = lt_last_status();
+        }
+    }
+    lt_metric_time("TracingTime", lt_now_ms() - start);
+    return st;
+}
+
+lt_tensor *lt_lazy_wrap_scalar(double v)
+{
+    lt_meta m = lt_meta_make(LT_F64, NULL, 0);
+    m.weak = 1;
+    lt_tensor *t = new_lazy(&m);
+    if (!t)
+        return NULL;
+    uint32_t node = lt_ir_add_scalar(v);
+    if (node == UINT32_MAX) {
+        lt_tensor_unref(t);
+        return NULL;
+    }
+    lt_value val = {node, 0};
+    set_pending(t, val);
+    return t;
+}
+
+/* ---- in-place updates -------------------------------------------------------- */
+
+static lt_status record(lt_op op, const lt_value *in, int nin, const lt_attrs *a, const lt_meta *in_meta,
+                        lt_value *out)
+{
+    lt_meta om[LT_MAX_OUTPUTS];
+    lt_status st = lt_op_infer(op, in_meta, nin, a, om);
+    if (st != LT_OK)
+        return st;
+    uint32_t node = lt_ir_add_op(op, in, (uint32_t)nin, a, om);
+    if (node == UINT32_MAX)
+        return lt_last_status();
+    out->node = node;
+    out->out = 0;
+    return LT_OK;
+}
+
+/* The inverse of one view step: rebuilds the step's input from its old
+ * value and the new value of its output. */
+static lt_status invert_step(const lt_view_step *step, lt_value old_in, lt_value new_out, const lt_meta *out_meta,
+                             lt_value *result)
+{
+    lt_attrs a = lt_attrs_init();
+    const lt_meta *im = &step->in_meta;
+    switch ((lt_op)step->op) {
+    case LT_OP_VIEW:
+        a.ni = im->ndim;
+        memcpy(a.i, im->shape, sizeof(int64_t) * (size_t)im->ndim);
+        return record(LT_OP_VIEW, &new_out, 1, &a, out_meta, result);
+    case LT_OP_PERMUTE:
+        a.ni = (int32_t)step->attrs.ni;
+        for (int d = 0; d < a.ni; d++)
+            a.i[step->attrs.i[d]] = d;
+        return record(LT_OP_PERMUTE, &new_out, 1, &a, out_meta, result);
+    case LT_OP_SLICE:
+    case LT_OP_SELECT:
+    case LT_OP_DIAGONAL: {
+        lt_op scatter = step->op == LT_OP_SLICE    ? LT_OP_SLICE_SCATTER
+                        : step->op == LT_OP_SELECT ? LT_OP_SELECT_SCATTER
+                                                   : LT_OP_DIAGONAL_SCATTER;
+        lt_value ins[2] = {old_in, new_out};
+        lt_meta metas[2] = {*im, *out_meta};
+        return record(scatter, ins, 2, &step->attrs, metas, result);
+    }
+    default:
+        return lt_error(LT_ERR_UNSUPPORTED,
+                        "%s_: in-place update of an expanded view is not supported (several elements "
+                        "of the view share one element of its base)",
+                        lt_op_name((lt_op)step->op));
+    }
+}
+
+/* Substitutes new value v (of t's meta) into view t, rewriting its base. */
+static lt_status update_view(lt_tensor *t, lt_value v)
+{
+    lt_lazy *z = L(t);
+    lt_tensor *base = z->base;
+    int n = z->nchain;
+    lt_value *steps = malloc(sizeof *steps * (size_t)n); /* steps[i] = input of step i */
+    if (!steps)
+        return lt_error(LT_ERR_MEMORY, "lazy: out of memory");
+    lt_status st = lt_lazy_value_of(base, &steps[0]);
+    for (int i = 0; st == LT_OK && i + 1 < n; i++)
+        st = record_step(&z->chain[i], steps[i], &steps[i + 1]);
+    lt_value w = v;
+    lt_meta wm = lt_tensor_meta(t);
+    for (int i = n - 1; st == LT_OK && i >= 0; i--) {
+        st = invert_step(&z->chain[i], steps[i], w, &wm, &w);
+        wm = z->chain[i].in_meta;
+    }
+    free(steps);
+    if (st != LT_OK)
+        return st;
+    lt_lazy *b = L(base);
+    set_pending(base, w);
+    b->version++;
+    lt_storage_unref(base->storage);
+    base->storage = NULL;
+    z->base_version = b->version;
+    set_pending(t, v);
+    return LT_OK;
+}
+
+/* The value written by an in-place op, cast/expanded to dst's meta. */
+static lt_status inplace_value(lt_op op, lt_tensor *dst, lt_tensor *const *in, int nin, const lt_attrs *a,
+                               const lt_meta *om, lt_value *v)
+{
+    lt_meta dm = lt_tensor_meta(dst);
+    dm.weak = 0;
+    lt_status st;
+    if (op == LT_OP_FILL) {
+        lt_attrs fa = *a;
+        fa.ni = dm.ndim;
+        memcpy(fa.i, dm.shape, sizeof(int64_t) * (size_t)dm.ndim);
+        fa.dtype = dm.dtype;
+        return record(LT_OP_FULL, NULL, 0, &fa, NULL, v);
+    }
+    lt_value vals[8];
+    if (nin > 8)
+        return lt_error(LT_ERR_ARGUMENT, "%s_: too many inputs", lt_op_name(op));
+    if ((st = gather_values(in, nin, vals)) != LT_OK)
+        return st;
+    lt_meta cur;
+    if (op == LT_OP_COPY) { /* copy_(dst, src): src, expanded and cast */
+        *v = vals[1];
+        cur = lt_tensor_meta(in[1]);
+    } else {
+        uint32_t node = lt_ir_add_op(op, vals, (uint32_t)nin, a, om);
+        if (node == UINT32_MAX)
+            return lt_last_status();
+        v->node = node;
+        v->out = 0;
+        cur = om[0];
+    }
+    cur.weak = 0;
+    if (!lt_shape_equal(cur.shape, cur.ndim, dm.shape, dm.ndim)) {
+        lt_attrs ea = lt_attrs_init();
+        ea.ni = dm.ndim;
+        memcpy(ea.i, dm.shape, sizeof(int64_t) * (size_t)dm.ndim);
+        if ((st = record(LT_OP_EXPAND, v, 1, &ea, &cur, v)) != LT_OK)
+            return st;
+        memcpy(cur.shape, dm.shape, sizeof(int64_t) * (size_t)dm.ndim);
+        cur.ndim = dm.ndim;
+    }
+    if (cur.dtype != dm.dtype || op == LT_OP_COPY) {
+        /* copy_ always records a cast so the destination gets a node of
+         * its own even when src already has its dtype */
+        lt_attrs ca = lt_attrs_init();
+        ca.dtype = dm.dtype;
+        if ((st = record(LT_OP_CAST, v, 1, &ca, &cur, v)) != LT_OK)
+            return st;
+    }
+    return LT_OK;
+}
+
+lt_status lt_lazy_run_inplace(lt_op op, lt_tensor *dst, lt_tensor *const *in, int nin, const lt_attrs *a,
+                              const lt_meta *om)
+{
+    double start = lt_now_ms();
+    lt_value v;
+    lt_status st = inplace_value(op, dst, in, nin, a, om, &v);
+    if (st == LT_OK) {
+        if (L(dst)->base) {
+            st = update_view(dst, v);
+        } else {
+            set_pending(dst, v);
+            L(dst)->version++;
+            lt_storage_unref(dst->storage); /* the graph's leaf keeps it if needed */
+            dst->storage = NULL;
+        }
+    }
+    lt_metric_time("TracingTime", lt_now_ms() - start);
+    return st;
+}
+
+/* ---- transfers and syncs ------------------------------------------------------- */
+
+/* A lazy tensor owning storage s (one reference is taken over). */
+static lt_tensor *wrap_storage(lt_storage *s, const lt_meta *m)
+{
+    lt_tensor *t = new_lazy(m);
+    if (!t) {
+        lt_storage_unref(s);
+        return NULL;
+    }
+    t->storage = s;
+    return t;
+}
+
+lt_tensor *lt_lazy_from_cpu(lt_tensor *cpu)
+{
+    double start = lt_now_ms();
+    lt_meta m = lt_tensor_meta(cpu);
+    m.weak = 0;
+    lt_tensor *c = lt_eager_as_contiguous(cpu, (lt_dtype)cpu->dtype, "to");
+    if (!c)
+        return NULL;
+    lt_storage *s = c->storage;
+    bool shared = c == cpu || c->offset != 0;
+    lt_tensor *t = NULL;
+    if (shared) { /* must not alias the CPU tensor: copy */
+        lt_tensor *copy = lt_tensor_alloc(&m, lt_device_cpu(), "to");
+        if (copy) {
+            lt_eager_copy(copy, c);
+            s = copy->storage;
+            atomic_fetch_add(&s->refcount, 1);
+            lt_tensor_unref(copy);
+            t = wrap_storage(s, &m);
+        }
+    } else {
+        atomic_fetch_add(&s->refcount, 1);
+        t = wrap_storage(s, &m);
+    }
+    lt_tensor_unref(c);
+    if (t) {
+        t->storage->device = t->device;
+        lt_metric_add("TransferToDevice", 1);
+        lt_metric_time("TransferTime", lt_now_ms() - start);
+    }
+    return t;
+}
+
+/* A CPU handle sharing t's (current) storage. */
+static lt_tensor *cpu_alias(lt_tensor *t)
+{
+    lt_meta m = lt_tensor_meta(t);
+    m.weak = t->weak;
+    lt_tensor *a = lt_tensor_new_handle(&m, lt_device_cpu());
+    if (!a)
+        return NULL;
+    a->storage = t->storage;
+    atomic_fetch_add(&a->storage->refcount, 1);
+    return a;
+}
+
+static bool has_current_data(lt_tensor *t)
+{
+    lt_lazy *z = L(t);
+    if (z->base)
+        return t->storage && view_is_current(t) && !z->pending;
+    return !z->pending && t->storage;
+}
+
+lt_tensor *lt_lazy_sync_to_cpu_alias(lt_tensor *t, const char *why)
+{
+    if (!has_current_data(t)) {
+        if (L(t)->base) { /* a view must be computed as a root of its own */
+            lt_value v;
+            if (lt_lazy_value_of(t, &v) != LT_OK)
+                return NULL;
+        }
+        if (lt_lazy_barrier_with(false, why, &t, 1) != LT_OK)
+            return NULL;
+    }
+    return cpu_alias(t);
+}
+
+/* Installs output storage s (reference taken over) as t's data. */
+void lt_lazy_set_data(lt_tensor *t, lt_storage *s)
+{
+    lt_storage_unref(t->storage);
+    t->storage = s;
+    s->device = t->device;
+    lt_lazy *z = L(t);
+    if (z->base)
+        z->base_version = L(z->base)->version;
+    lt_lazy_clear_pending(t);
+}
+
+/* ---- fallback ------------------------------------------------------------------ */
+
+static lt_status run_fallback(lt_op op, lt_tensor *const *in, int nin, const lt_attrs *a,
+                              const lt_meta *om, lt_tensor **out)
+{
+    char metric[96];
+    snprintf(metric, sizeof metric, "Fallback.%s", lt_op_name(op));
+    lt_metric_add("Fallback", 1);
+    lt_metric_add(metric, 1);
+    lt_tensor *cpu_in[8] = {NULL};
+    if (nin > 8)
+        return lt_error(LT_ERR_ARGUMENT, "%s: too many inputs for a fallback", lt_op_name(op));
+    lt_status st = LT_OK;
+    for (int i = 0; i < nin && st == LT_OK; i++) {
+        cpu_in[i] = lt_lazy_sync_to_cpu_alias(in[i], lt_op_name(op));
+        if (!cpu_in[i])
+            st = lt_last_status();
+    }
+    lt_tensor *cpu_out[LT_MAX_OUTPUTS] = {NULL};
+    if (st == LT_OK)
+        st = lt_eager_run(op, cpu_in, nin, a, om, cpu_out, lt_device_cpu());
+    for (int i = 0; i < nin; i++)
+        if (cpu_in[i])
+            lt_tensor_unref(cpu_in[i]);
+    for (int k = 0; k < lt_op_infos[op].nout; k++) {
+        out[k] = NULL;
+        if (st == LT_OK) {
+            out[k] = lt_lazy_from_cpu(cpu_out[k]);
+            if (!out[k])
+                st = lt_last_status();
+        }
+        if (cpu_out[k])
+            lt_tensor_unref(cpu_out[k]);
+    }
+    if (st != LT_OK)
+        for (int k = 0; k < lt_op_infos[op].nout; k++)
+            if (out[k])
+                lt_tensor_unref(out[k]), out[k] = NULL;
+    return st;
+}
