@@ -398,6 +398,32 @@ static void test_donation_halves_update_memory(void **state)
     assert_true(without >= param);       /* a second buffer of the parameter's size */
 }
 
+/* lt_barrier(false) returns with the program in flight; the next access
+ * waits for it and sees the results. */
+static void test_async_barrier(void **state)
+{
+    (void)state;
+    lt_metrics_reset();
+    int64_t n = 1 << 22;
+    lt_tensor *w = LT_OK_T(lt_full(&n, 1, 2.0, LT_F32, lazy()));
+    lt_tensor *x = LT_OK_T(lt_full(&n, 1, 3.0, LT_F32, lazy()));
+    assert_int_equal(lt_mark_step(), LT_OK);
+    for (int step = 0; step < 3; step++) {
+        lt_scope_begin();
+        lt_sub_(w, lt_mul_scalar(lt_exp(lt_mul(w, x)), 0.0));
+        lt_add_scalar_(w, 1);
+        lt_scope_end();
+        assert_int_equal(lt_barrier(false), LT_OK);
+        assert_int_equal(lt_metrics_counter("AsyncExecutions"), step + 1);
+        /* host work here overlaps the execution */
+    }
+    double v;
+    assert_int_equal(lt_item(lt_select(w, 0, n - 1), &v), LT_OK);
+    assert_true(v == 5.0);
+    assert_true(lt_metrics_counter("BarrierWaits") >= 3);
+    assert_int_equal(lt_metrics_counter("UncachedCompile"), 3); /* 2 factories, the step, the read */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -420,6 +446,7 @@ int main(void)
         LT_TEST(test_metrics_report_and_dumps),
         LT_TEST(test_backend_and_cache_settings),
         LT_TEST(test_donation_halves_update_memory),
+        LT_TEST(test_async_barrier),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -585,10 +585,42 @@ static void test_softmax_values(void **state)
     lt_tensor *big = LT_OK_T(gen_tensor(LT_DIMS(70, 600), LT_F32));
     check_softmax(big, 1, 1e-6);
     check_softmax(big, 0, 1e-6);
+    /* a wide spread of exponents (down to exp(-180)) in f32 */
+    double wide[400];
+    for (int i = 0; i < 400; i++)
+        wide[i] = 30.0 * gen(i);
+    lt_tensor *spread = LT_OK_T(lt_test_tensor(wide, LT_DIMS(8, 50), LT_F32));
+    check_softmax(spread, 1, 1e-6);
+    check_softmax(spread, 0, 1e-6);
     lt_tensor *h = LT_OK_T(gen_tensor(LT_DIMS(4, 6), LT_BF16));
     check_softmax(h, 1, 1e-2);
     lt_tensor *f16 = LT_OK_T(gen_tensor(LT_DIMS(4, 6), LT_F16));
     check_softmax(f16, 0, 2e-3);
+}
+
+/* softmax([0, t])[1] = e^t / (1 + e^t): its relative accuracy shows the f32
+ * exponential's, down to tiny results. */
+static void test_softmax_f32_relative_accuracy(void **state)
+{
+    (void)state;
+    enum { N = 240 };
+    double v[2 * N];
+    for (int i = 0; i < N; i++) {
+        v[2 * i] = 0;
+        v[2 * i + 1] = -86.0 + 86.0 * i / (N - 1) * (i % 2 ? 1.0 : 0.999);
+    }
+    lt_tensor *t = LT_OK_T(lt_test_tensor(v, LT_DIMS(N, 2), LT_F32));
+    double *x = lt_test_values(t), *y = lt_test_values(LT_OK_T(lt_softmax(t, 1)));
+    double worst = 0;
+    for (int i = 0; i < N; i++) {
+        double e = exp(x[2 * i + 1]) / (1.0 + exp(x[2 * i + 1]));
+        worst = fmax(worst, fabs(y[2 * i + 1] - e) / e);
+    }
+    free(x);
+    free(y);
+    if (worst > 4e-7)
+        print_error("worst relative error %g\n", worst);
+    assert_true(worst <= 4e-7);
 }
 
 static void test_softmax_stable_and_special(void **state)
@@ -599,6 +631,19 @@ static void test_softmax_stable_and_special(void **state)
     LT_ASSERT_VALUES(lt_log_softmax(t, -1), 1e-7, 0, -1000, -2000);
     lt_tensor *cols = LT_T(LT_F64, LT_DIMS(3, 2), 1000, 1, 0, 1, -1000, 1);
     LT_ASSERT_VALUES(lt_log_softmax(cols, 0), 1e-12, 0, -log(3.0), -1000, -log(3.0), -2000, -log(3.0));
+    /* non-finite rows behave as in torch: a NaN or +inf poisons the row,
+     * an all -inf row is NaN, a -inf element alone gives 0 (log: -inf) */
+    for (int k = 0; k < 2; k++) {
+        lt_dtype dt = k == 0 ? LT_F32 : LT_F64;
+        lt_tensor *rows = LT_T(dt, LT_DIMS(4, 2), INFINITY, 1, NAN, 1, -INFINITY, -INFINITY, -INFINITY, 0);
+        LT_ASSERT_VALUES(lt_softmax(rows, 1), 0, NAN, NAN, NAN, NAN, NAN, NAN, 0, 1);
+        LT_ASSERT_VALUES(lt_log_softmax(rows, 1), 0, NAN, NAN, NAN, NAN, NAN, NAN, -INFINITY, 0);
+        LT_ASSERT_VALUES(lt_logsumexp(rows, (const int[]){1}, 1, false), 0, INFINITY, NAN, -INFINITY, 0);
+        lt_tensor *cols = LT_T(dt, LT_DIMS(2, 4), INFINITY, NAN, -INFINITY, -INFINITY, 1, 1, -INFINITY, 0);
+        LT_ASSERT_VALUES(lt_softmax(cols, 0), 0, NAN, NAN, NAN, 0, NAN, NAN, NAN, 1);
+        LT_ASSERT_VALUES(lt_log_softmax(cols, 0), 0, NAN, NAN, NAN, -INFINITY, NAN, NAN, NAN, 0);
+        LT_ASSERT_VALUES(lt_logsumexp(cols, (const int[]){0}, 1, false), 0, INFINITY, NAN, -INFINITY, 0);
+    }
     /* 0-d input */
     lt_tensor *s = LT_OK_T(lt_scalar(3.0, LT_F32, lt_test_cpu()));
     lt_tensor *y = LT_OK_T(lt_softmax(s, 0));
@@ -805,6 +850,24 @@ static void test_large_shapes_match_reference(void **state)
         LT_ASSERT_ARRAY(call_op(ops[k], a, (const int[]){1}, 1, false), ref, no, 1e-12);
     }
     free(x);
+    /* narrow dense columns: [20000, 3] and [7, 5] over dim 0 */
+    const int64_t narrow_shapes[2][2] = {{20000, 3}, {7, 5}};
+    const int narrow_ops[] = {R_SUM, R_MEAN, R_VAR1, R_LSE, R_AMIN, R_AMAX, R_ARGMAX};
+    for (int k = 0; k < 2; k++) {
+        /* columns with different means, so that each column's mean matters */
+        int64_t numel = narrow_shapes[k][0] * narrow_shapes[k][1];
+        x = malloc(sizeof(double) * (size_t)numel);
+        for (int64_t i = 0; i < numel; i++)
+            x[i] = gen(i) + 5.0 * (double)(i % narrow_shapes[k][1]);
+        lt_tensor *nt = LT_OK_T(lt_test_tensor(x, narrow_shapes[k], 2, LT_F32));
+        free(x);
+        x = lt_test_values(nt);
+        for (size_t j = 0; j < sizeof narrow_ops / sizeof narrow_ops[0]; j++) {
+            int64_t no = ref_reduce(narrow_ops[j], x, narrow_shapes[k], 2, m0, ref);
+            LT_ASSERT_ARRAY(call_op(narrow_ops[j], nt, (const int[]){0}, 1, false), ref, no, 1e-6);
+        }
+        free(x);
+    }
     /* a transposed [600, 500] (column loops with a strided column) */
     lt_tensor *base = LT_OK_T(gen_tensor(LT_DIMS(500, 600), LT_F32));
     lt_tensor *tr = LT_OK_T(make_view(base, (const int64_t[]){600, 500}, (const int64_t[]){1, 600}, 2, 0));
@@ -894,6 +957,7 @@ int main(void)
         LT_TEST(test_var_std_correction),
         LT_TEST(test_logsumexp_stable),
         LT_TEST(test_softmax_values),
+        LT_TEST(test_softmax_f32_relative_accuracy),
         LT_TEST(test_softmax_stable_and_special),
         LT_TEST(test_cumsum_values),
         LT_TEST(test_empty_reductions),

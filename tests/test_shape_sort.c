@@ -237,6 +237,48 @@ static void test_topk(void **state)
     LT_EXPECT_ERROR(LT_ERR_INDEX, "topk: dim 2 out of range for a 2-d tensor");
 }
 
+/* topk equals the first k of the stable sort, for small k (selection) and
+ * large k (full sort), with many ties and NaNs. */
+static void test_topk_matches_sort_prefix(void **state)
+{
+    (void)state;
+    const int64_t rows = 300, cols = 150;
+    lt_manual_seed(11);
+    lt_tensor *ri = LT_OK_T(lt_randint(0, 12, LT_DIMS(rows, cols), LT_I64, lt_test_cpu()));
+    double *vals = lt_test_values(ri);
+    for (int64_t i = 0; i < rows * cols; i += 37)
+        vals[i] = NAN;
+    lt_tensor *rf = LT_OK_T(lt_from_data(vals, LT_DIMS(rows, cols), LT_F64, lt_test_cpu()));
+    free(vals);
+    const int64_t ks[] = {1, 5, 32, 33, 150};
+    lt_tensor *inputs[2] = {ri, rf};
+    for (int which = 0; which < 2; which++) {
+        for (int largest = 0; largest < 2; largest++) {
+            lt_tensor *sidx = NULL;
+            lt_tensor *sorted = LT_OK_T(lt_sort(inputs[which], 1, largest, &sidx));
+            double *sv = lt_test_values(sorted), *si = lt_test_values(sidx);
+            for (size_t q = 0; q < sizeof ks / sizeof ks[0]; q++) {
+                int64_t k = ks[q];
+                lt_tensor *tidx = NULL;
+                lt_tensor *top = LT_OK_T(lt_topk(inputs[which], k, 1, largest, &tidx));
+                double *tv = lt_test_values(top), *ti = lt_test_values(tidx);
+                for (int64_t r = 0; r < rows; r++) {
+                    for (int64_t j = 0; j < k; j++) {
+                        double a = tv[r * k + j], b = sv[r * cols + j];
+                        if (!(a == b || (isnan(a) && isnan(b))) || ti[r * k + j] != si[r * cols + j])
+                            fail_msg("input %d largest %d k %lld row %lld pos %lld: %g@%g vs %g@%g", which, largest,
+                                     (long long)k, (long long)r, (long long)j, a, ti[r * k + j], b, si[r * cols + j]);
+                    }
+                }
+                free(tv);
+                free(ti);
+            }
+            free(sv);
+            free(si);
+        }
+    }
+}
+
 /* ======================================================================= */
 /* nonzero                                                                  */
 /* ======================================================================= */
@@ -295,6 +337,7 @@ int main(void)
         LT_TEST(test_sort_strided_and_small),
         LT_TEST(test_sort_large_against_checker),
         LT_TEST(test_topk),
+        LT_TEST(test_topk_matches_sort_prefix),
         LT_TEST(test_nonzero),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,12 +3,7 @@
  * strides and offsets (expected values taken from torch 1.13), values, and
  * errors. */
 #include "lt_test.h"
-#include "ops/ops.h"
-
-/* Defined in eager/shape.c: the geometry of a view op's result, from
- * metadata only (for devices whose handles have no storage). */
-lt_status lt_view_geometry(lt_op op, const lt_tensor *t, const lt_attrs *a, const lt_meta *om, int64_t *strides,
-                           int64_t *offset);
+#include "eager/eager.h" /* white-box: lt_view_geometry */
 
 /* arange(0, numel) of dtype dt in the given shape (contiguous). */
 static lt_tensor *ar(lt_dtype dt, const int64_t *dims, int nd)

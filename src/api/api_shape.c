@@ -17,9 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The view stride rule, defined with the view kernel in eager/shape.c. */
-bool lt_view_strides(const int64_t *old_shape, const int64_t *old_strides, int old_nd,
-                     const int64_t *new_shape, int new_nd, int64_t *new_strides);
 
 #define SHAPE_BUF 160
 
@@ -383,7 +380,8 @@ lt_tensor *lt_cat(lt_tensor *const *ts, int n, int dim)
     return lt_call(LT_OP_CAT, ts, n, &a, NULL);
 }
 
-#define STACK_SMALL 16
+/* Tensor lists up to this long live on the stack. */
+#define SMALL_LIST 16
 
 lt_tensor *lt_stack(lt_tensor *const *ts, int n, int dim)
 {
@@ -403,8 +401,8 @@ lt_tensor *lt_stack(lt_tensor *const *ts, int n, int dim)
     int d = 0;
     if (normalize_new_dim("stack", dim, ts[0]->ndim, &d) != LT_OK)
         return NULL;
-    lt_tensor *small[STACK_SMALL];
-    lt_tensor **parts = n <= STACK_SMALL ? small : malloc(sizeof *parts * (size_t)n);
+    lt_tensor *small[SMALL_LIST];
+    lt_tensor **parts = n <= SMALL_LIST ? small : malloc(sizeof *parts * (size_t)n);
     if (!parts)
         return lt_error(LT_ERR_MEMORY, "stack: out of memory for %d tensors", n), NULL;
     lt_scope_begin();
@@ -433,8 +431,8 @@ static int split_pieces(const char *op, lt_tensor *t, int dim, int64_t piece, in
     if (!out)
         return lt_error(LT_ERR_NULL, "%s: out is NULL", op), -1;
     int64_t size = t->shape[dim];
-    lt_tensor *small[STACK_SMALL];
-    lt_tensor **pieces = count <= STACK_SMALL ? small : malloc(sizeof *pieces * (size_t)count);
+    lt_tensor *small[SMALL_LIST];
+    lt_tensor **pieces = count <= SMALL_LIST ? small : malloc(sizeof *pieces * (size_t)count);
     if (!pieces)
         return lt_error(LT_ERR_MEMORY, "%s: out of memory for %lld pieces", op, (long long)count), -1;
     lt_scope_begin();

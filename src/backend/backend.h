@@ -59,7 +59,21 @@ typedef struct lt_backend {
     lt_status (*execute)(void *exe, lt_exec_args *args);
     /* Frees an executable. */
     void (*release)(void *exe);
+    /* A device buffer of nbytes (refcount 1; freed by lt_storage_unref). */
+    lt_storage *(*buffer_alloc)(size_t nbytes);
+    /* Copies between a device buffer and host memory. */
+    lt_status (*copy_to_host)(const lt_storage *s, void *dst, size_t nbytes);
+    lt_status (*copy_from_host)(lt_storage *s, const void *src, size_t nbytes);
+    /* True if device buffers are host memory that the CPU may read in place
+     * (then a synced lazy tensor is read without a copy). */
+    bool host_visible;
 } lt_backend;
+
+/* Host-memory buffer functions, shared by backends whose buffers are
+ * host memory. */
+lt_storage *lt_host_buffer_alloc(size_t nbytes);
+lt_status lt_host_copy_to_host(const lt_storage *s, void *dst, size_t nbytes);
+lt_status lt_host_copy_from_host(lt_storage *s, const void *src, size_t nbytes);
 
 /* The reference backend: runs the graph node by node with eager kernels. */
 const lt_backend *lt_backend_interp(void);

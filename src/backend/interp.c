@@ -292,8 +292,43 @@ static lt_status interp_execute(void *exe, lt_exec_args *args)
     return st;
 }
 
+lt_storage *lt_host_buffer_alloc(size_t nbytes)
+{
+    lt_device lazy = {LT_DEVICE_LAZY, 0};
+    return lt_storage_new(nbytes, lazy, "lazy buffer");
+}
+
+lt_status lt_host_copy_to_host(const lt_storage *s, void *dst, size_t nbytes)
+{
+    if (nbytes > s->nbytes)
+        return lt_error(LT_ERR_ARGUMENT, "copy_to_host: %zu bytes requested from a %zu-byte buffer", nbytes,
+                        s->nbytes);
+    if (nbytes)
+        memcpy(dst, s->data, nbytes);
+    return LT_OK;
+}
+
+lt_status lt_host_copy_from_host(lt_storage *s, const void *src, size_t nbytes)
+{
+    if (nbytes > s->nbytes)
+        return lt_error(LT_ERR_ARGUMENT, "copy_from_host: %zu bytes into a %zu-byte buffer", nbytes,
+                        s->nbytes);
+    if (nbytes)
+        memcpy(s->data, src, nbytes);
+    return LT_OK;
+}
+
 const lt_backend *lt_backend_interp(void)
 {
-    static const lt_backend interp = {"interp", interp_compile, interp_execute, interp_release};
+    static const lt_backend interp = {
+        .name = "interp",
+        .compile = interp_compile,
+        .execute = interp_execute,
+        .release = interp_release,
+        .buffer_alloc = lt_host_buffer_alloc,
+        .copy_to_host = lt_host_copy_to_host,
+        .copy_from_host = lt_host_copy_from_host,
+        .host_visible = true,
+    };
     return &interp;
 }

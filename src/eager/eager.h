@@ -72,6 +72,18 @@ void lt_philox4x32_10(const uint32_t ctr[4], const uint32_t key[2], uint32_t out
 /* Counters (Philox blocks) a random op on numel elements of dt consumes. */
 int64_t lt_random_counters(lt_op op, lt_dtype dt, int64_t numel);
 
+/* ---- view geometry (shape.c) ------------------------------------------- */
+
+/* Strides that let a tensor of old_shape/old_strides be seen as new_shape
+ * without a copy (PyTorch's view rule), or false if none exist. */
+bool lt_view_strides(const int64_t *old_shape, const int64_t *old_strides, int old_nd,
+                     const int64_t *new_shape, int new_nd, int64_t *new_strides);
+/* Strides and offset (elements) of view op `op` on t with result meta om,
+ * from metadata only (t needs no storage). Fails only for VIEW when t's
+ * strides cannot express the new shape. */
+lt_status lt_view_geometry(lt_op op, const lt_tensor *t, const lt_attrs *a, const lt_meta *om, int64_t *strides,
+                           int64_t *offset);
+
 /* ---- shared building blocks -------------------------------------------- */
 
 /* Copies src (broadcast to dst's shape) into dst, converting dtypes. Both

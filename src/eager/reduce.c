@@ -43,6 +43,12 @@
 #define MIN_UNITS 64       /* below this many output units, split the reduced range too */
 #define MAX_CHUNKS 1024    /* bound on reduced-range chunks (partial accumulator rows) */
 #define SHORT_LINE 32      /* reductions at most this long always use column mode */
+/* Column loops over a dense block of at most NARROW_COLS columns (e.g. [N, 4]
+ * over dim 0) fold it as one flat array into NARROW_LANES accumulators, a
+ * multiple of the column count wide, so that the loop vectorizes and no
+ * accumulator waits on itself row after row. */
+#define NARROW_COLS 16
+#define NARROW_LANES 64
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
@@ -161,6 +167,26 @@ static inline float exp_nonpos_f32(float x)
         A *restrict a = acc;                                                                       \
         const double *prm = pp;                                                                    \
         (void)prm;                                                                                 \
+        if (cs == 1 && rs == nc && nc <= NARROW_COLS) { /* see NARROW_COLS */                      \
+            int64_t w = NARROW_LANES / nc * nc, total = nr * nc, f = 0;                            \
+            A lane[NARROW_LANES];                                                                  \
+            double lane_prm[NARROW_LANES];                                                         \
+            (void)lane_prm;                                                                        \
+            for (int64_t k = 0; k < w; k++) {                                                      \
+                lane[k] = (A)(ID);                                                                 \
+                if (prm)                                                                           \
+                    lane_prm[k] = prm[k % nc];                                                     \
+            }                                                                                      \
+            const T *restrict x = xp;                                                              \
+            for (; f + w <= total; f += w)                                                         \
+                for (int64_t k = 0; k < w; k++)                                                    \
+                    lane[k] = lane[k] OP TERM(A, x[f + k], (lane_prm + k));                        \
+            for (int64_t k = 0; k < w; k++)                                                        \
+                a[k % nc] = a[k % nc] OP lane[k];                                                  \
+            for (; f < total; f++)                                                                 \
+                a[f % nc] = a[f % nc] OP TERM(A, x[f], (prm + f % nc));                            \
+            return;                                                                                \
+        }                                                                                          \
         for (int64_t i = 0; i < nr; i++) {                                                         \
             const T *restrict x = (const T *)xp + i * rs;                                          \
             if (cs == 1) {                                                                         \
@@ -250,6 +276,21 @@ DEF_FOLD(sumexp_f64, double, double, +, 0, TERM_EXP)
     {                                                                                              \
         (void)pp, (void)r0;                                                                        \
         T *restrict a = acc;                                                                       \
+        if (cs == 1 && rs == nc && nc <= NARROW_COLS) { /* see NARROW_COLS */                      \
+            int64_t w = NARROW_LANES / nc * nc, total = nr * nc, f = 0;                            \
+            T lane[NARROW_LANES];                                                                  \
+            for (int64_t k = 0; k < w; k++)                                                        \
+                lane[k] = (ID);                                                                    \
+            const T *restrict x = xp;                                                              \
+            for (; f + w <= total; f += w)                                                         \
+                for (int64_t k = 0; k < w; k++)                                                    \
+                    lane[k] = NAME##_step(lane[k], x[f + k]);                                      \
+            for (int64_t k = 0; k < w; k++)                                                        \
+                a[k % nc] = NAME##_step(a[k % nc], lane[k]);                                       \
+            for (; f < total; f++)                                                                 \
+                a[f % nc] = NAME##_step(a[f % nc], x[f]);                                          \
+            return;                                                                                \
+        }                                                                                          \
         for (int64_t i = 0; i < nr; i++) {                                                         \
             const T *restrict x = (const T *)xp + i * rs;                                          \
             if (cs == 1) {                                                                         \
@@ -500,6 +541,7 @@ typedef struct reduce_plan {
     bool col, parallel;
     int64_t ncols, col_blocks;
     int64_t ntasks, per_unit, nunits, nchunks;
+    int64_t row_bytes; /* stride of the partial rows, whole cache lines (no false sharing) */
 } reduce_plan;
 
 static void plan_build(reduce_plan *p, const reduce_geom *g)
@@ -525,6 +567,7 @@ static void plan_build(reduce_plan *p, const reduce_geom *g)
         p->nchunks = min64(ceil_div(g->n_red, chunk_len), MAX_CHUNKS);
     }
     p->parallel = total >= LT_PARALLEL_GRAIN && p->nunits * p->nchunks > 1;
+    p->row_bytes = (g->n_out * (int64_t)p->rd->acc_size + 63) / 64 * 64;
 }
 
 /* Runs task t over the reduced range [rb, re) into the accumulator row acc
@@ -559,7 +602,6 @@ static void run_items(const reduce_plan *p, char *acc)
 {
     const reduce_geom *g = p->g;
     int64_t items = p->nunits * p->nchunks;
-    int64_t row_bytes = g->n_out * (int64_t)p->rd->acc_size;
     LT_PRAGMA(omp parallel for schedule(static) if (p->parallel))
     for (int64_t it = 0; it < items; it++) {
         int64_t u = it / p->nchunks, c = it % p->nchunks;
@@ -567,7 +609,7 @@ static void run_items(const reduce_plan *p, char *acc)
         int64_t rb = c * q + min64(c, rem), re = rb + q + (c < rem ? 1 : 0);
         int64_t t1 = min64((u + 1) * p->per_unit, p->ntasks);
         for (int64_t t = u * p->per_unit; t < t1; t++)
-            run_task(p, t, rb, re, acc + c * row_bytes);
+            run_task(p, t, rb, re, acc + c * p->row_bytes);
     }
 }
 
@@ -588,14 +630,13 @@ static lt_status reduce_into(const reduce_geom *g, int kind, void *res, const vo
         return LT_OK;
     }
     /* One row of partial accumulators per chunk, combined in chunk order. */
-    size_t row_bytes = (size_t)g->n_out * p.rd->acc_size;
-    char *partial = lt_alloc(row_bytes * (size_t)p.nchunks, name);
+    char *partial = lt_alloc((size_t)(p.row_bytes * p.nchunks), name);
     if (!partial)
         return lt_last_status();
     run_items(&p, partial);
-    memcpy(res, partial, row_bytes);
+    memcpy(res, partial, (size_t)g->n_out * p.rd->acc_size);
     for (int64_t c = 1; c < p.nchunks; c++)
-        p.rd->combine(res, partial + (size_t)c * row_bytes, g->n_out);
+        p.rd->combine(res, partial + c * p.row_bytes, g->n_out);
     lt_free(partial);
     return LT_OK;
 }

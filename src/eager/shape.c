@@ -658,6 +658,36 @@ DEF_MERGE_SORT(sort_f_desc, fkey, F_DESC)
 DEF_MERGE_SORT(sort_i_asc, ikey, I_ASC)
 DEF_MERGE_SORT(sort_i_desc, ikey, I_DESC)
 
+/*
+ * Partial selection for topk with a small k: leaves in a[0..k) the first k
+ * keys of the stable sorted order of a[0..n), by insertion into a sorted
+ * prefix. Keys are visited in position order and a key is inserted after
+ * every key it does not strictly go before, so ties keep position order.
+ */
+#define DEF_SELECT_FIRST(NAME, T, BEFORE)                                                \
+    static void NAME(T *a, int64_t n, int64_t k)                                         \
+    {                                                                                    \
+        int64_t m = 0; /* a[0..m) holds the best keys so far, sorted */                  \
+        for (int64_t j = 0; j < n; j++) {                                                \
+            T x = a[j];                                                                  \
+            if (m == k && !BEFORE(x.key, a[k - 1].key))                                  \
+                continue;                                                                \
+            int64_t p = m < k ? m : k - 1;                                               \
+            for (; p > 0 && BEFORE(x.key, a[p - 1].key); p--)                            \
+                a[p] = a[p - 1];                                                         \
+            a[p] = x;                                                                    \
+            if (m < k)                                                                   \
+                m++;                                                                     \
+        }                                                                                \
+    }
+DEF_SELECT_FIRST(select_f_asc, fkey, F_ASC)
+DEF_SELECT_FIRST(select_f_desc, fkey, F_DESC)
+DEF_SELECT_FIRST(select_i_asc, ikey, I_ASC)
+DEF_SELECT_FIRST(select_i_desc, ikey, I_DESC)
+
+/* Up to this k, topk selects by insertion instead of sorting everything. */
+#define TOPK_SELECT_MAX 32
+
 /* Loads the n elements of a slice (byte stride) as keys. */
 static void load_keys(void *keys, const char *p, int64_t stride, int64_t n, lt_dtype dt)
 {
@@ -687,8 +717,16 @@ static void load_keys(void *keys, const char *p, int64_t stride, int64_t n, lt_d
     }
 }
 
-static void sort_keys(void *keys, void *tmp, int64_t n, bool floating, bool desc)
+/* Orders keys so that the first k are those of the stable sorted order. */
+static void sort_keys(void *keys, void *tmp, int64_t n, int64_t k, bool floating, bool desc)
 {
+    if (k < n && k <= TOPK_SELECT_MAX) {
+        if (floating)
+            (desc ? select_f_desc : select_f_asc)(keys, n, k);
+        else
+            (desc ? select_i_desc : select_i_asc)(keys, n, k);
+        return;
+    }
     if (floating)
         (desc ? sort_f_desc : sort_f_asc)(keys, tmp, n);
     else
@@ -756,7 +794,7 @@ static lt_status sort_slices(lt_tensor *self, int dim, bool desc, lt_tensor *val
         }
         const char *sp = sbase + soff * (int64_t)es;
         load_keys(keys, sp, sstep, n, dt);
-        sort_keys(keys, (char *)keys + per_thread / 2, n, floating, desc);
+        sort_keys(keys, (char *)keys + per_thread / 2, n, kout, floating, desc);
         char *vp = vbase + voff * (int64_t)es;
         for (int64_t j = 0; j < kout; j++) {
             int64_t pos = floating ? ((const fkey *)keys)[j].pos : ((const ikey *)keys)[j].pos;

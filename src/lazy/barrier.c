@@ -123,8 +123,9 @@ static void debug_line(const char *why, const lt_gbuild *b, bool hit)
         enabled = v && *v && strcmp(v, "0") != 0;
     }
     if (enabled)
-        fprintf(stderr, "lazytensor: sync forced by %s: %u nodes, %u outputs, %s\n", why, b->g.nnodes,
-                b->g.nroots, hit ? "cache hit" : "cache miss (compiling)");
+        fprintf(stderr, "lazytensor: sync forced by %s%s: %u nodes, %u outputs, %s\n",
+                strncmp(why, "lt_", 3) == 0 ? "" : "lt_", why, b->g.nnodes, b->g.nroots,
+                hit ? "cache hit" : "cache miss (compiling)");
 }
 
 static void dump_graph(const char *why, const lt_gbuild *b)
@@ -137,7 +138,7 @@ static void dump_graph(const char *why, const lt_gbuild *b)
     FILE *f = fopen(path, "a");
     if (text && f) {
         lt_graph_text(&b->g, b->scalars, text, (size_t)n + 1);
-        fprintf(f, "# sync forced by %s\n%s\n", why, text);
+        fprintf(f, "# sync forced by %s%s\n%s\n", strncmp(why, "lt_", 3) == 0 ? "" : "lt_", why, text);
     }
     if (f)
         fclose(f);
@@ -208,33 +209,160 @@ static void drop_remaining_pending(void)
     }
 }
 
-static lt_status execute(const lt_gbuild *b, cache_entry *e, bool step, lt_tensor **roots)
+/* ---- execution, synchronous or in flight ------------------------------- */
+
+/* One execution: its own copies of everything it reads, so that tracing
+ * can go on (and the arena be reset) while it runs. */
+typedef struct exec_job {
+    pthread_t thread;
+    cache_entry *entry;
+    lt_exec_args args;
+    lt_storage **leaves;  /* retained */
+    uint32_t nleaves;
+    double *scalars;
+    bool *donatable;
+    lt_storage **outs;
+    lt_tensor **roots;    /* retained until their data is installed */
+    uint32_t nroots;
+    lt_status status;
+    char error[1024];
+} exec_job;
+
+static exec_job *inflight;
+
+static void job_free(exec_job *j)
 {
-    lt_status st = LT_OK;
-    bool *donatable = calloc(b->g.nleaves + 1, sizeof *donatable);
-    lt_storage **outs = calloc(b->g.nroots + 1, sizeof *outs);
-    if (!donatable || !outs)
-        st = lt_error(LT_ERR_MEMORY, "lazy: out of memory");
+    for (uint32_t i = 0; i < j->nleaves; i++)
+        lt_storage_unref(j->leaves[i]);
+    free(j->leaves);
+    free(j->scalars);
+    free(j->donatable);
+    free(j->outs);
+    free(j->roots);
+    free(j);
+}
+
+static exec_job *job_new(const lt_gbuild *b, cache_entry *e, bool step, lt_tensor **roots)
+{
+    exec_job *j = calloc(1, sizeof *j);
+    if (!j)
+        return NULL;
+    uint32_t nl = b->g.nleaves, ns = b->g.nscalars, nr = b->g.nroots;
+    j->leaves = calloc(nl + 1, sizeof *j->leaves);
+    j->scalars = calloc(ns + 1, sizeof *j->scalars);
+    j->donatable = calloc(nl + 1, sizeof *j->donatable);
+    j->outs = calloc(nr + 1, sizeof *j->outs);
+    j->roots = calloc(nr + 1, sizeof *j->roots);
+    if (!j->leaves || !j->scalars || !j->donatable || !j->outs || !j->roots) {
+        job_free(j);
+        return NULL;
+    }
     /* Donation (step barriers only): a buffer held by nothing but the graph
      * cannot be observed by any live tensor any more. */
-    for (uint32_t i = 0; st == LT_OK && step && i < b->g.nleaves; i++)
-        donatable[i] = atomic_load(&b->leaves[i]->refcount) == 1;
-    lt_exec_args args = {b->leaves, b->scalars, donatable, outs, 0};
+    for (uint32_t i = 0; i < nl; i++) {
+        j->donatable[i] = step && atomic_load(&b->leaves[i]->refcount) == 1;
+        j->leaves[i] = b->leaves[i];
+        atomic_fetch_add(&b->leaves[i]->refcount, 1);
+    }
+    j->nleaves = nl;
+    if (ns)
+        memcpy(j->scalars, b->scalars, sizeof *j->scalars * ns);
+    memcpy(j->roots, roots, sizeof *j->roots * nr);
+    j->nroots = nr;
+    j->entry = e;
+    lt_exec_args args = {j->leaves, j->scalars, j->donatable, j->outs, 0};
+    j->args = args;
+    return j;
+}
+
+static void job_run(exec_job *j)
+{
     double start = lt_now_ms();
-    if (st == LT_OK)
-        st = e->backend->execute(e->exe, &args);
+    j->status = j->entry->backend->execute(j->entry->exe, &j->args);
+    if (j->status != LT_OK)
+        snprintf(j->error, sizeof j->error, "%s", lt_last_error());
     lt_metric_time("ExecuteTime", lt_now_ms() - start);
-    lt_metric_add("DonatedBuffers", args.donated);
-    for (uint32_t r = 0; st == LT_OK && r < b->g.nroots; r++)
-        lt_lazy_set_data(roots[r], outs[r]);
-    free(donatable);
-    free(outs);
+}
+
+static void *job_thread(void *arg)
+{
+    job_run(arg);
+    return NULL;
+}
+
+/* Hands each root its buffer (or reports the job's error) and frees it. */
+static lt_status job_finish(exec_job *j, bool retained_roots)
+{
+    /* The donated buffers' leaves are held by the job: only count them. */
+    lt_metric_add("DonatedBuffers", j->args.donated);
+    lt_status st = j->status;
+    for (uint32_t r = 0; r < j->nroots; r++) {
+        if (st == LT_OK)
+            lt_lazy_set_data(j->roots[r], j->outs[r]);
+        else if (retained_roots)
+            ((lt_lazy *)j->roots[r]->lazy)->inflight = false;
+        if (retained_roots)
+            lt_tensor_unref(j->roots[r]);
+    }
+    if (st != LT_OK)
+        lt_error(st, "%s", j->error);
+    job_free(j);
     return st;
+}
+
+lt_status lt_lazy_wait(void)
+{
+    exec_job *j = inflight;
+    if (!j)
+        return LT_OK;
+    inflight = NULL;
+    double start = lt_now_ms();
+    pthread_join(j->thread, NULL);
+    lt_metric_time("WaitTime", lt_now_ms() - start);
+    lt_metric_add("BarrierWaits", 1);
+    return job_finish(j, true);
+}
+
+static void wait_at_exit(void) { lt_lazy_wait(); }
+
+static lt_status execute(const lt_gbuild *b, cache_entry *e, bool step, bool wait, lt_tensor **roots)
+{
+    exec_job *j = job_new(b, e, step, roots);
+    if (!j)
+        return lt_error(LT_ERR_MEMORY, "lazy: out of memory preparing an execution");
+    if (wait) {
+        job_run(j);
+        return job_finish(j, false);
+    }
+    /* In flight: the roots are held (and marked) until their data arrives. */
+    for (uint32_t r = 0; r < j->nroots; r++) {
+        atomic_fetch_add(&roots[r]->refcount, 1);
+        lt_lazy_clear_pending(roots[r]);
+        ((lt_lazy *)roots[r]->lazy)->inflight = true;
+    }
+    static bool exit_hook;
+    if (!exit_hook) /* a process that exits with a job in flight still joins it */
+        exit_hook = atexit(wait_at_exit) == 0;
+    if (pthread_create(&j->thread, NULL, job_thread, j) != 0) {
+        job_run(j); /* no thread available: run here */
+        return job_finish(j, true);
+    }
+    lt_metric_add("AsyncExecutions", 1);
+    inflight = j;
+    return LT_OK;
 }
 
 lt_status lt_lazy_barrier_with(bool step, const char *why, lt_tensor *const *extra, int nextra)
 {
+    return lt_lazy_barrier_async(step, true, why, extra, nextra);
+}
+
+lt_status lt_lazy_barrier_async(bool step, bool wait, const char *why, lt_tensor *const *extra, int nextra)
+{
     lt_lazy_init();
+    lt_status waited = lt_lazy_wait(); /* one execution in flight at a time */
+    if (waited != LT_OK)
+        return waited;
     lt_metric_add("Barrier", 1);
     lt_tensor **roots = NULL;
     lt_value *values = NULL;
@@ -255,7 +383,7 @@ lt_status lt_lazy_barrier_with(bool step, const char *why, lt_tensor *const *ext
                 e = cache_compile(&b);
             lt_metric_set("GraphNodes", b.g.nnodes);
             lt_metric_set("ProgramOutputs", b.g.nroots);
-            st = e ? execute(&b, e, step, roots) : lt_last_status();
+            st = e ? execute(&b, e, step, wait, roots) : lt_last_status();
             lt_gbuild_free(&b);
         }
     }
@@ -263,6 +391,7 @@ lt_status lt_lazy_barrier_with(bool step, const char *why, lt_tensor *const *ext
     free(values);
     if (st == LT_OK)
         drop_remaining_pending();
+    lt_lazy_reset_if_idle();
     return st;
 }
 
@@ -278,8 +407,7 @@ lt_status lt_mark_step(void)
 
 lt_status lt_barrier(bool wait)
 {
-    (void)wait; /* execution is synchronous: the barrier returns when it is done */
-    return lt_lazy_barrier(true, "lt_barrier");
+    return lt_lazy_barrier_async(true, wait, "lt_barrier", NULL, 0);
 }
 
 lt_status lt_lazy_set_backend(const char *name)
@@ -294,6 +422,8 @@ lt_status lt_lazy_set_backend(const char *name)
 }
 
 const char *lt_lazy_backend(void) { return backend()->name; }
+
+const lt_backend *lt_lazy_current_backend(void) { return backend(); }
 
 lt_status lt_lazy_set_cache_size(int n)
 {

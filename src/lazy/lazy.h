@@ -80,6 +80,7 @@ typedef struct lt_lazy {
     lt_view_step *chain;      /* view steps from base to this tensor */
     int nchain;
     uint64_t base_version;    /* base version the value was derived from */
+    bool inflight;            /* its data is being computed asynchronously */
     uint32_t leaf_node;       /* memoized data leaf in `generation` */
     uint64_t leaf_generation;
 } lt_lazy;
@@ -113,10 +114,20 @@ int64_t lt_lazy_pending_count(void);
 lt_status lt_lazy_barrier(bool step, const char *why);
 /* The same, also materializing the given tensors even if they are views. */
 lt_status lt_lazy_barrier_with(bool step, const char *why, lt_tensor *const *extra, int nextra);
+/* The barrier; with wait == false the execution runs on a worker thread and
+ * its roots are marked in flight until lt_lazy_wait installs their data. */
+lt_status lt_lazy_barrier_async(bool step, bool wait, const char *why, lt_tensor *const *extra, int nextra);
+/* Waits for the execution in flight, if any, and installs its results. */
+lt_status lt_lazy_wait(void);
 /* Installs an output buffer (reference taken over) as t's data. */
 void lt_lazy_set_data(lt_tensor *t, lt_storage *s);
-/* Drops t's pending value; resets the arena when nothing is pending. */
+/* Drops t's pending value. */
 void lt_lazy_clear_pending(lt_tensor *t);
+/* Resets the IR arena if no tensor has a pending value. */
+void lt_lazy_reset_if_idle(void);
+
+/* The backend that compiles and runs the lazy device's graphs. */
+const struct lt_backend *lt_lazy_current_backend(void);
 
 /* ---- metrics --------------------------------------------------------------- */
 

@@ -9,6 +9,7 @@
  * base has changed since, and an in-place update of a view rewrites the
  * base through the inverse steps, so the IR stays purely functional.
  */
+#include "backend/backend.h"
 #include "lazy/lazy.h"
 
 #include <stdlib.h>
@@ -43,6 +44,12 @@ void lt_lazy_clear_pending(lt_tensor *t)
         z->pending = false;
         pending_tensors--;
     }
+}
+
+/* The arena is reset only where no value of it can be in use: when the
+ * last pending tensor dies, and at the end of a barrier. */
+void lt_lazy_reset_if_idle(void)
+{
     if (pending_tensors == 0)
         lt_ir_reset();
 }
@@ -171,6 +178,11 @@ static bool view_is_current(const lt_tensor *t)
 lt_status lt_lazy_value_of(lt_tensor *t, lt_value *v)
 {
     lt_lazy *z = L(t);
+    if (z->inflight || (z->base && L(z->base)->inflight)) {
+        lt_status st = lt_lazy_wait();
+        if (st != LT_OK)
+            return st;
+    }
     if (z->base) {
         if (z->pending && z->generation == lt_ir_generation() && view_is_current(t)) {
             *v = z->value;
@@ -211,6 +223,13 @@ static lt_tensor *make_output(lt_op op, lt_tensor *input, const lt_attrs *a, con
     set_pending(t, v);
     if (lt_op_infos[op].cls != LT_OPC_VIEW)
         return t;
+    /* A view handle carries the strides an eager view would have, so that
+     * decisions made from strides (reshape: view or copy?) match eager. */
+    int64_t offset = 0;
+    if (lt_view_geometry(op, input, a, &om[k], t->strides, &offset) != LT_OK) {
+        lt_tensor_unref(t);
+        return NULL;
+    }
     lt_lazy *z = L(t), *src = L(input);
     lt_tensor *base = src->base ? src->base : input;
     int n = src->base ? src->nchain : 0;
@@ -432,6 +451,8 @@ lt_status lt_lazy_run_inplace(lt_op op, lt_tensor *dst, lt_tensor *const *in, in
                               const lt_meta *om)
 {
     double start = lt_now_ms();
+    if (L(dst)->inflight && lt_lazy_wait() != LT_OK) /* fill/copy do not read dst */
+        return lt_last_status();
     lt_value v;
     lt_status st = inplace_value(op, dst, in, nin, a, om, &v);
     if (st == LT_OK) {
@@ -467,28 +488,20 @@ lt_tensor *lt_lazy_from_cpu(lt_tensor *cpu)
     double start = lt_now_ms();
     lt_meta m = lt_tensor_meta(cpu);
     m.weak = 0;
+    size_t nbytes = (size_t)lt_shape_numel(m.shape, m.ndim) * lt_dtype_size((lt_dtype)m.dtype);
     lt_tensor *c = lt_eager_as_contiguous(cpu, (lt_dtype)cpu->dtype, "to");
     if (!c)
         return NULL;
-    lt_storage *s = c->storage;
-    bool shared = c == cpu || c->offset != 0;
-    lt_tensor *t = NULL;
-    if (shared) { /* must not alias the CPU tensor: copy */
-        lt_tensor *copy = lt_tensor_alloc(&m, lt_device_cpu(), "to");
-        if (copy) {
-            lt_eager_copy(copy, c);
-            s = copy->storage;
-            atomic_fetch_add(&s->refcount, 1);
-            lt_tensor_unref(copy);
-            t = wrap_storage(s, &m);
-        }
-    } else {
-        atomic_fetch_add(&s->refcount, 1);
-        t = wrap_storage(s, &m);
-    }
+    const lt_backend *be = lt_lazy_current_backend();
+    lt_storage *s = be->buffer_alloc(nbytes);
+    lt_status st = s ? be->copy_from_host(s, lt_tensor_ptr(c), nbytes) : lt_last_status();
     lt_tensor_unref(c);
+    if (st != LT_OK) {
+        lt_storage_unref(s);
+        return NULL;
+    }
+    lt_tensor *t = wrap_storage(s, &m);
     if (t) {
-        t->storage->device = t->device;
         lt_metric_add("TransferToDevice", 1);
         lt_metric_time("TransferTime", lt_now_ms() - start);
     }
@@ -518,6 +531,8 @@ static bool has_current_data(lt_tensor *t)
 
 lt_tensor *lt_lazy_sync_to_cpu_alias(lt_tensor *t, const char *why)
 {
+    if ((L(t)->inflight || (L(t)->base && L(L(t)->base)->inflight)) && lt_lazy_wait() != LT_OK)
+        return NULL;
     if (!has_current_data(t)) {
         if (L(t)->base) { /* a view must be computed as a root of its own */
             lt_value v;
@@ -533,6 +548,7 @@ lt_tensor *lt_lazy_sync_to_cpu_alias(lt_tensor *t, const char *why)
 /* Installs output storage s (reference taken over) as t's data. */
 void lt_lazy_set_data(lt_tensor *t, lt_storage *s)
 {
+    L(t)->inflight = false;
     lt_storage_unref(t->storage);
     t->storage = s;
     s->device = t->device;
