@@ -628,6 +628,202 @@ int lt_ir_text(lt_tensor *const *ts, int n, char *buf, size_t cap);
 int lt_ir_dot(lt_tensor *const *ts, int n, char *buf, size_t cap);
 
 /* ========================================================================= */
+/* Autograd                                                                   */
+/* ========================================================================= */
+
+/*
+ * Reverse-mode automatic differentiation. Ops on tensors that require grad
+ * record a tape node (while grad mode is on); lt_backward walks the tape in
+ * reverse and accumulates gradients into the leaves that require grad.
+ * Every gradient formula is written with the public tensor ops, so on the
+ * lazy device the backward pass is traced into the same graph as the
+ * forward pass and the update.
+ *
+ * In-place ops on a tensor that requires grad are refused while grad mode
+ * is on (use lt_no_grad_begin/end around parameter updates).
+ */
+
+/** Marks a floating-point tensor as requiring grad (a leaf). */
+lt_status lt_set_requires_grad(lt_tensor *t, bool requires);
+/** True if t requires grad (a leaf that was marked, or a result of ops on
+ *  such tensors with grad mode on). */
+bool lt_requires_grad(const lt_tensor *t);
+/**
+ * Computes gradients of `root` with respect to every leaf that requires
+ * grad, adding them into the leaves' .grad. grad_output (same shape as
+ * root) seeds the pass; it may be NULL only when root has one element. The
+ * tape behind root is released afterwards: a second backward through it
+ * is an error.
+ */
+lt_status lt_backward(lt_tensor *root, lt_tensor *grad_output);
+/** The accumulated gradient of leaf t (a new reference), or NULL without
+ *  error when it has none. */
+lt_tensor *lt_grad(lt_tensor *t);
+/** Drops t's accumulated gradient. */
+lt_status lt_zero_grad(lt_tensor *t);
+/** A tensor with t's values that does not require grad and records no
+ *  tape (shares storage with t on cpu). */
+lt_tensor *lt_detach(lt_tensor *t);
+/** Opens / closes a no-grad region (nestable, per thread): ops record no
+ *  tape inside. */
+void lt_no_grad_begin(void);
+void lt_no_grad_end(void);
+/** True when grad mode is on (no no-grad region is open). */
+bool lt_grad_enabled(void);
+
+/* ========================================================================= */
+/* nn: layers, losses, optimizers, schedules                                  */
+/* ========================================================================= */
+
+/** A layer or a container of layers. */
+typedef struct lt_module lt_module;
+
+/** y = x W^T + b, W [out, in] and b [out] initialized like PyTorch
+ *  (Kaiming-uniform: U(-1/sqrt(in), 1/sqrt(in))) from the global RNG. */
+lt_module *lt_nn_linear(int64_t in_features, int64_t out_features, bool bias, lt_device dev);
+/** 2-D convolution layer (weights [out, in/groups, k, k], Kaiming-uniform). */
+lt_module *lt_nn_conv2d(int64_t in_channels, int64_t out_channels, int64_t kernel, int64_t stride,
+                        int64_t padding, int64_t groups, bool bias, lt_device dev);
+/** Max / average pooling layers (stride = kernel). */
+lt_module *lt_nn_max_pool2d(int64_t kernel);
+lt_module *lt_nn_avg_pool2d(int64_t kernel);
+/** Flattens all dims after the first. */
+lt_module *lt_nn_flatten(void);
+/** Activations. */
+lt_module *lt_nn_relu(void);
+lt_module *lt_nn_gelu(void);
+lt_module *lt_nn_silu(void);
+lt_module *lt_nn_tanh(void);
+/** Dropout with probability p in training mode (seeded by the global RNG);
+ *  identity in eval mode. */
+lt_module *lt_nn_dropout(double p);
+/** Layer norm over the last dim of size `dim` (weight and bias). */
+lt_module *lt_nn_layer_norm(int64_t dim, double eps, lt_device dev);
+/** Batch norm over channels of [N, C, H, W] with running statistics
+ *  (momentum 0.1) used in eval mode. */
+lt_module *lt_nn_batch_norm2d(int64_t channels, double eps, lt_device dev);
+/** Embedding table [num, dim] initialized N(0, 1). */
+lt_module *lt_nn_embedding(int64_t num, int64_t dim, lt_device dev);
+/** Multi-head self-attention over [B, T, D] (causal if `causal`). */
+lt_module *lt_nn_self_attention(int64_t dim, int64_t heads, bool causal, lt_device dev);
+/** Runs modules in order; takes ownership of the n modules. */
+lt_module *lt_nn_sequential(lt_module *const *mods, int n);
+
+/** Runs the module (the result belongs to the current scope). */
+lt_tensor *lt_module_forward(lt_module *m, lt_tensor *x);
+/**
+ * Lists parameters (in a stable order) and their dotted names such as
+ * "0.weight". Writes at most max entries (names may be NULL); returns the
+ * total count.
+ */
+int lt_module_parameters(lt_module *m, lt_tensor **params, const char **names, int max);
+/** Lists every persistent tensor (parameters, then buffers such as batch
+ *  norm running statistics), for checkpoints; same conventions. */
+int lt_module_state(lt_module *m, lt_tensor **tensors, const char **names, int max);
+/** Switches training / evaluation behaviour (dropout, batch norm). */
+void lt_module_train(lt_module *m, bool training);
+/** Moves every parameter and buffer to dev (in place of the old ones). */
+lt_status lt_module_to(lt_module *m, lt_device dev);
+/** Frees a module and its children (NULL-safe). */
+void lt_module_free(lt_module *m);
+
+/** Cross-entropy of logits [N, C] against i64 class targets [N], mean over
+ *  N, with label smoothing in [0, 1). */
+lt_tensor *lt_cross_entropy(lt_tensor *logits, lt_tensor *targets, double label_smoothing);
+/** Negative log-likelihood of log-probabilities [N, C], mean over N. */
+lt_tensor *lt_nll_loss(lt_tensor *log_probs, lt_tensor *targets);
+/** Mean squared error. */
+lt_tensor *lt_mse_loss(lt_tensor *input, lt_tensor *target);
+
+/** An optimizer over a list of parameters (which it retains). */
+typedef struct lt_optimizer lt_optimizer;
+/** SGD with momentum, Nesterov momentum and L2 weight decay (PyTorch's
+ *  formulation). */
+lt_optimizer *lt_optim_sgd(lt_tensor *const *params, int n, double lr, double momentum, double weight_decay,
+                           bool nesterov);
+/** Adam (decoupled == false: L2 weight decay) or AdamW (decoupled ==
+ *  true), PyTorch's formulation with bias correction. */
+lt_optimizer *lt_optim_adam(lt_tensor *const *params, int n, double lr, double beta1, double beta2, double eps,
+                            double weight_decay, bool decoupled);
+/** Applies one update from the parameters' gradients (in place, no grad).
+ *  Parameters without a gradient are skipped. */
+lt_status lt_optim_step(lt_optimizer *o);
+/** Drops every parameter's gradient. */
+lt_status lt_optim_zero_grad(lt_optimizer *o);
+/** Learning rate in use / sets it (a runtime scalar: no recompile). */
+double lt_optim_lr(const lt_optimizer *o);
+lt_status lt_optim_set_lr(lt_optimizer *o, double lr);
+/** Lists the optimizer's state tensors (momentum, Adam moments; step count
+ *  as a 0-d tensor) with names, for checkpoints; same conventions as
+ *  lt_module_parameters. */
+int lt_optim_state(lt_optimizer *o, lt_tensor **tensors, const char **names, int max);
+/** Frees the optimizer (NULL-safe). */
+void lt_optim_free(lt_optimizer *o);
+
+/** Learning-rate schedules: pure functions of the step (0-based). */
+double lt_lr_step_decay(double base, int64_t step, int64_t step_size, double gamma);
+double lt_lr_cosine(double base, int64_t step, int64_t total_steps, double min_lr);
+/** Linear warmup from 0 over warmup_steps, then `after` (the lr of another
+ *  schedule at this step). */
+double lt_lr_warmup(double after, int64_t step, int64_t warmup_steps);
+
+/**
+ * A training step scope. lt_step_begin opens a scope; lt_step_end closes
+ * it (dropping the step's activations, tape and temporaries) and then runs
+ * the step barrier, so the step's program outputs only what outlives the
+ * step: parameters, optimizer state and what the caller kept with lt_keep.
+ * On the cpu device lt_step_end only closes the scope.
+ */
+void lt_step_begin(void);
+lt_status lt_step_end(void);
+
+/* ========================================================================= */
+/* Checkpoints (safetensors) and datasets                                     */
+/* ========================================================================= */
+
+/**
+ * Writes tensors with their names to `path` in the safetensors format
+ * (readable by PyTorch and Hugging Face tools), atomically (temp file +
+ * rename).
+ */
+lt_status lt_save_safetensors(const char *path, lt_tensor *const *tensors, const char *const *names, int n);
+/**
+ * Loads `path` into existing tensors by name. Every name must be present
+ * with the same dtype and shape; the file is fully validated before any
+ * tensor is written, so on error (missing, truncated, corrupt, mismatched)
+ * the tensors are untouched.
+ */
+lt_status lt_load_safetensors(const char *path, lt_tensor *const *tensors, const char *const *names, int n);
+
+/** An in-memory labelled image dataset. */
+typedef struct lt_dataset {
+    int64_t count, rows, cols;
+    uint8_t *images; /* count * rows * cols bytes */
+    uint8_t *labels; /* count bytes */
+} lt_dataset;
+
+/**
+ * Reads an IDX image file and its label file (gzip-compressed or not),
+ * e.g. Fashion-MNIST's train-images-idx3-ubyte.gz. A missing file gives
+ * LT_ERR_IO naming it (and the Debian package dataset-fashion-mnist when
+ * it is under /usr/share/datasets/fashion-mnist).
+ */
+lt_status lt_dataset_load_idx(const char *images_path, const char *labels_path, lt_dataset *out);
+/** Frees a dataset's buffers (NULL-safe). */
+void lt_dataset_free(lt_dataset *d);
+/** A permutation of 0..count-1 from seed (Fisher-Yates over Philox),
+ *  written to perm. */
+lt_status lt_dataset_shuffle(const lt_dataset *d, uint64_t seed, int64_t *perm);
+/**
+ * Batch `index` (of size batch, the last may be smaller) in the order
+ * `perm` (NULL: identity): images as f32 [b, 1, rows, cols] normalized
+ * (x/255 - mean)/std, labels as i64 [b], on dev. Returns the batch size
+ * (0 past the end, -1 on error).
+ */
+int64_t lt_dataset_batch(const lt_dataset *d, const int64_t *perm, int64_t index, int64_t batch, double mean,
+                         double std, lt_device dev, lt_tensor **images, lt_tensor **labels);
+
+/* ========================================================================= */
 /* Memory and threads                                                         */
 /* ========================================================================= */
 

@@ -289,6 +289,34 @@ static void test_expanded_input(void **state)
     LT_ASSERT_VALUES(lt_argmax(e, 1, false), 0, 0, 0, 0, 0);
 }
 
+static void check_softmax(lt_tensor *t, int dim, double tol);
+static void check_cumsum(lt_tensor *t, int dim, lt_dtype want, double tol);
+
+/* The same through the public view functions. */
+static void test_public_views(void **state)
+{
+    (void)state;
+    lt_tensor *t = LT_OK_T(gen_tensor(LT_DIMS(4, 6), LT_F32));
+    lt_tensor *views[3] = {
+        LT_OK_T(lt_transpose(t, 0, 1)),
+        LT_OK_T(lt_slice(t, 1, 1, 6, 2)),
+        LT_OK_T(lt_expand(LT_OK_T(lt_slice(t, 0, 2, 3, 1)), LT_DIMS(5, 6))),
+    };
+    const int ops[] = {R_SUM, R_MEAN, R_AMAX, R_ARGMIN, R_MAXV, R_VAR1, R_LSE, R_ANY};
+    for (int v = 0; v < 3; v++) {
+        assert_false(lt_tensor_is_contiguous(views[v]));
+        for (int d = -1; d < 2; d++) {
+            for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++)
+                check_op(ops[k], views[v], &d, 1, d == 0, 1e-6);
+        }
+        check_op(R_SUM, views[v], NULL, 0, false, 1e-6);
+        check_softmax(views[v], 0, 1e-6);
+        check_softmax(views[v], -1, 1e-6);
+        check_cumsum(views[v], 0, LT_F32, 1e-6);
+        check_cumsum(views[v], 1, LT_F32, 1e-6);
+    }
+}
+
 static void test_half_dtypes(void **state)
 {
     (void)state;
@@ -947,6 +975,7 @@ int main(void)
         LT_TEST(test_transposed_input),
         LT_TEST(test_sliced_input),
         LT_TEST(test_expanded_input),
+        LT_TEST(test_public_views),
         LT_TEST(test_half_dtypes),
         LT_TEST(test_int_and_bool_dtypes),
         LT_TEST(test_int64_exact),

@@ -12,8 +12,9 @@
  *    over dim 1): one output at a time; each line is one simple loop into a
  *    single accumulator;
  *  - column mode (a kept dim has the smallest stride, e.g. [N, D] over
- *    dim 0, a bias gradient): a block of up to COL_BLOCK adjacent outputs
- *    accumulates whole rows, acc[j] += x[i][j].
+ *    dim 0, a bias gradient; also any reduction of at most SHORT_LINE
+ *    elements): a block of up to COL_BLOCK adjacent outputs accumulates
+ *    whole rows, acc[j] += x[i][j].
  * The work is cut into (output range, reduced chunk) items run with OpenMP.
  * The cut depends only on the shape, never on the thread count, so results
  * are reproducible. One reduction kind (sum, prod, max, min, squared
@@ -32,9 +33,6 @@
 
 #include <math.h>
 #include <string.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 #define LT_PRAGMA(x) _Pragma(#x)
 
