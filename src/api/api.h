@@ -31,6 +31,19 @@ lt_tensor *lt_call_inplace(lt_op op, lt_tensor *dst, lt_tensor *const *in, int n
  * tensor-with-scalar forms. The caller owns it (lt_tensor_unref). */
 lt_tensor *lt_wrap_scalar(double v, lt_device dev);
 
+/*
+ * Autograd hooks (set by the autograd layer, which sits above this one):
+ * `record` runs after every successful op whose inputs carry autograd
+ * state, to record a tape node; `inplace_guard` runs before every in-place
+ * op and refuses (returning an error status) updates that would corrupt
+ * the tape.
+ */
+typedef struct lt_autograd_hooks {
+    lt_status (*record)(lt_op op, lt_tensor *const *in, int nin, const lt_attrs *a, lt_tensor **out);
+    lt_status (*inplace_guard)(const char *name, lt_tensor *dst, lt_tensor *const *in, int nin);
+} lt_autograd_hooks;
+void lt_set_autograd_hooks(const lt_autograd_hooks *hooks);
+
 /* A CPU tensor holding t's current values, for reading (t itself for cpu
  * tensors; a synced alias for lazy ones). Caller owns it (lt_tensor_unref). */
 lt_tensor *lt_readable(const char *name, lt_tensor *t);

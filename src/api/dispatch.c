@@ -7,6 +7,22 @@
 
 #define SMALL_INPUTS 8
 
+static lt_autograd_hooks autograd;
+
+void lt_set_autograd_hooks(const lt_autograd_hooks *hooks)
+{
+    if (hooks)
+        autograd = *hooks;
+}
+
+static bool any_autograd_state(lt_tensor *const *in, int nin)
+{
+    for (int i = 0; i < nin; i++)
+        if (in[i]->autograd)
+            return true;
+    return false;
+}
+
 /* Checks every input handle and that they share one device. */
 static lt_status check_inputs(const char *name, lt_tensor *const *in, int nin, lt_device *dev)
 {
@@ -83,6 +99,11 @@ lt_tensor *lt_call(lt_op op, lt_tensor *const *in, int nin, const lt_attrs *a, l
     lt_tensor *out[LT_MAX_OUTPUTS] = {NULL};
     if (run_on_device(op, in, nin, a, om, out, dev) != LT_OK)
         return NULL;
+    if (autograd.record && any_autograd_state(in, nin) && autograd.record(op, in, nin, a, out) != LT_OK) {
+        for (int k = 0; k < info->nout; k++)
+            lt_tensor_unref(out[k]);
+        return NULL;
+    }
     for (int k = 1; k < info->nout; k++) {
         if (extra)
             extra[k - 1] = lt_tensor_publish(out[k]);
@@ -116,6 +137,9 @@ lt_tensor *lt_call_inplace(lt_op op, lt_tensor *dst, lt_tensor *const *in, int n
         return NULL;
     if (!lt_device_equal(dev, dst->device))
         return lt_error(LT_ERR_DEVICE, "%s: inputs and destination are on different devices", name), NULL;
+    if (autograd.inplace_guard && (dst->autograd || any_autograd_state(in, nin)) &&
+        autograd.inplace_guard(name, dst, in, nin) != LT_OK)
+        return NULL;
     if (device_runnable(name, dev) != LT_OK)
         return NULL;
     lt_meta small[SMALL_INPUTS], om[LT_MAX_OUTPUTS];

@@ -118,6 +118,10 @@ void lt_set_tensor_death_hook(lt_device_kind kind, lt_tensor_death_hook hook);
 /* Set by the lazy layer when it is linked in and initialized. */
 extern bool lt_lazy_device_available;
 
+/* Hook run when a tensor with autograd state dies (set by autograd). */
+typedef void (*lt_autograd_release_hook)(lt_tensor *t);
+void lt_set_autograd_release_hook(lt_autograd_release_hook hook);
+
 /* ---- half-precision conversion ----------------------------------------- */
 
 float lt_bf16_to_f32(uint16_t h);

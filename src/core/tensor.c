@@ -28,6 +28,9 @@ static int64_t quarantine_len;
 static atomic_llong live_handles;
 static atomic_ullong next_tensor_id = 1;
 static lt_tensor_death_hook death_hooks[2];
+static lt_autograd_release_hook autograd_hook;
+
+void lt_set_autograd_release_hook(lt_autograd_release_hook hook) { autograd_hook = hook; }
 
 void lt_set_tensor_death_hook(lt_device_kind kind, lt_tensor_death_hook hook)
 {
@@ -164,6 +167,8 @@ void lt_tensor_unref(lt_tensor *t)
 {
     if (atomic_fetch_sub(&t->refcount, 1) != 1)
         return;
+    if (t->autograd && autograd_hook)
+        autograd_hook(t);
     int kind = t->device.kind;
     if ((kind == LT_DEVICE_CPU || kind == LT_DEVICE_LAZY) && death_hooks[kind])
         death_hooks[kind](t);

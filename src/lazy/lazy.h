@@ -98,6 +98,10 @@ lt_tensor *lt_lazy_from_cpu(lt_tensor *cpu);
  * handle aliasing it (caller owns it), or NULL on error. */
 lt_tensor *lt_lazy_sync_to_cpu_alias(lt_tensor *t, const char *why);
 
+/* A new lazy tensor with t's current value and no view or autograd state
+ * (sharing t's buffer when t has data). */
+lt_tensor *lt_lazy_alias(lt_tensor *t);
+
 /* Current IR value of a lazy tensor (creating a data leaf, or re-deriving a
  * view from its base, as needed). */
 lt_status lt_lazy_value_of(lt_tensor *t, lt_value *v);

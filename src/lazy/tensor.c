@@ -598,3 +598,25 @@ static lt_status run_fallback(lt_op op, lt_tensor *const *in, int nin, const lt_
                 lt_tensor_unref(out[k]), out[k] = NULL;
     return st;
 }
+
+/* ---- aliases ------------------------------------------------------------------- */
+
+lt_tensor *lt_lazy_alias(lt_tensor *t)
+{
+    lt_value v;
+    bool data = has_current_data(t) && !L(t)->base;
+    if (!data && lt_lazy_value_of(t, &v) != LT_OK)
+        return NULL;
+    lt_meta m = lt_tensor_meta(t);
+    m.weak = t->weak;
+    lt_tensor *a = new_lazy(&m);
+    if (!a)
+        return NULL;
+    if (data) { /* buffers are never written in place while shared */
+        a->storage = t->storage;
+        atomic_fetch_add(&a->storage->refcount, 1);
+    } else {
+        set_pending(a, v);
+    }
+    return a;
+}

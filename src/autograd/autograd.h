@@ -1,0 +1,79 @@
+/*
+ * autograd.h - reverse-mode automatic differentiation.
+ *
+ * Every op on tensors that require grad (with grad mode on) records a tape
+ * node holding the op, its attributes, its inputs (retained) and detached
+ * aliases of its outputs. lt_backward walks the nodes reachable from a
+ * root in reverse topological order, calling one gradient formula per op;
+ * formulas use the public tensor API, so the backward pass runs eagerly or
+ * is traced lazily like any other code.
+ */
+#ifndef LT_AUTOGRAD_H
+#define LT_AUTOGRAD_H
+
+#include "api/api.h"
+
+typedef struct lt_ag_node lt_ag_node;
+
+/* Autograd state of a tensor (t->autograd). */
+typedef struct lt_ag {
+    bool requires_grad;
+    lt_tensor *grad;     /* leaves: accumulated gradient (retained) */
+    lt_ag_node *node;    /* results: the producing node (one reference) */
+    int out_index;
+} lt_ag;
+
+struct lt_ag_node {
+    int refcount;        /* one per output tensor pointing here */
+    uint16_t op;
+    int nin, nout;
+    lt_attrs attrs;
+    lt_tensor **in;                  /* inputs, retained (values and routing) */
+    lt_tensor *out[LT_MAX_OUTPUTS];  /* detached aliases of the outputs */
+    bool released;                   /* saved tensors dropped by backward */
+    /* backward bookkeeping */
+    lt_tensor *gout[LT_MAX_OUTPUTS];
+    int dependents;
+    bool visited;
+};
+
+/* What a gradient formula receives. in/out are the forward values (no
+ * autograd state is recorded while formulas run); gout[k] is the gradient
+ * of output k, NULL when output k received none; needs[i] tells whether
+ * input i wants a gradient. */
+typedef struct lt_grad_ctx {
+    lt_op op;
+    const lt_attrs *a;
+    lt_tensor *const *in;
+    int nin;
+    lt_tensor *const *out;
+    int nout;
+    lt_tensor *const *gout;
+    const bool *needs;
+} lt_grad_ctx;
+
+/*
+ * Sets gin[i] to the gradient of input i (a tensor of the current scope)
+ * for every i with needs[i]. The result may keep a broadcast shape or a
+ * wider dtype: the engine sums it down to the input's shape and casts it.
+ * Leaving gin[i] NULL means "zero".
+ */
+typedef lt_status (*lt_grad_fn)(const lt_grad_ctx *c, lt_tensor **gin);
+
+void lt_grad_set(lt_op op, lt_grad_fn fn);
+lt_grad_fn lt_grad_get(lt_op op);
+
+/* Formula registration per op group (grad_*.c). */
+void lt_grad_register_elementwise(void);
+void lt_grad_register_reduce(void);
+void lt_grad_register_shape(void);
+void lt_grad_register_nn(void);
+
+/* Helpers for formulas. */
+/* Sums g over broadcast dims so it has shape `shape`. */
+lt_tensor *lt_sum_to_shape(lt_tensor *g, const int64_t *shape, int ndim);
+/* LT_OK if every gradient wanted by c (needs[i]) was produced in gin,
+ * else the error status of the op that failed. */
+lt_status lt_grad_done(const lt_grad_ctx *c, lt_tensor **gin);
+
+#endif

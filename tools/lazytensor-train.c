@@ -1,0 +1,457 @@
+/*
+ * lazytensor-train - trains an MLP or a CNN on Fashion-MNIST, eagerly on
+ * the cpu device or through the lazy device, with a live progress bar,
+ * per-epoch test accuracy and a summary of step time, compiles, fallbacks
+ * and memory. `--compare` runs the same steps on both devices and checks
+ * that the losses agree.
+ */
+#include "lazytensor.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DEFAULT_DATA "/usr/share/datasets/fashion-mnist"
+#define MNIST_MEAN 0.2860
+#define MNIST_STD 0.3530
+
+typedef struct options {
+    const char *model, *device, *optimizer, *data, *save, *load;
+    int epochs, compare_steps, threads;
+    int64_t batch, max_steps;
+    double lr, label_smoothing;
+    uint64_t seed;
+    bool compare, quiet;
+} options;
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: lazytensor-train [options]\n"
+            "  --model mlp|cnn          model (default mlp: 784-512-512-10)\n"
+            "  --device cpu|lazy        device (default lazy)\n"
+            "  --epochs N               epochs (default 2)\n"
+            "  --batch-size N           batch size (default 128)\n"
+            "  --optimizer sgd|adam|adamw  (default adam)\n"
+            "  --lr X                   learning rate (default 1e-3 for adam, 0.05 for sgd)\n"
+            "  --label-smoothing X      cross-entropy label smoothing in [0, 1) (default 0)\n"
+            "  --seed N                 seed for initialization, shuffling, dropout (default 1)\n"
+            "  --steps N                at most N steps per epoch (default: the whole epoch)\n"
+            "  --threads N              OpenMP/OpenBLAS threads (default: all cores)\n"
+            "  --data DIR               dataset directory (default " DEFAULT_DATA ")\n"
+            "  --save FILE              save the trained model (safetensors)\n"
+            "  --load FILE              initialize the model from a safetensors file\n"
+            "  --compare                run --compare-steps steps on cpu and lazy, compare\n"
+            "  --compare-steps N        steps for --compare (default 50)\n"
+            "  --quiet                  no progress bar\n"
+            "  --help                   this text\n");
+}
+
+static bool parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out)
+{
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || !end || *end || end == s || v < lo || v > hi)
+        return false;
+    *out = v;
+    return true;
+}
+
+static bool parse_double(const char *s, double lo, double hi, double *out)
+{
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || !end || *end || end == s || !(v >= lo && v <= hi))
+        return false;
+    *out = v;
+    return true;
+}
+
+/* Parses argv into o; prints a message and returns false on bad input. */
+static bool parse_args(int argc, char **argv, options *o)
+{
+    *o = (options){"mlp", "lazy", "adam", DEFAULT_DATA, NULL, NULL, 2, 50, 0, 128, -1, -1, 0, 1, false, false};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int64_t n;
+        bool ok = true, takes_value = true;
+        if (!strcmp(a, "--help")) {
+            usage(stdout);
+            exit(0);
+        } else if (!strcmp(a, "--compare")) {
+            o->compare = true, takes_value = false;
+        } else if (!strcmp(a, "--quiet")) {
+            o->quiet = true, takes_value = false;
+        } else if (!v) {
+            fprintf(stderr, "lazytensor-train: %s needs a value\n", a);
+            return false;
+        } else if (!strcmp(a, "--model")) {
+            o->model = v, ok = !strcmp(v, "mlp") || !strcmp(v, "cnn");
+        } else if (!strcmp(a, "--device")) {
+            o->device = v, ok = !strcmp(v, "cpu") || !strcmp(v, "lazy");
+        } else if (!strcmp(a, "--optimizer")) {
+            o->optimizer = v, ok = !strcmp(v, "sgd") || !strcmp(v, "adam") || !strcmp(v, "adamw");
+        } else if (!strcmp(a, "--epochs")) {
+            ok = parse_int(v, 1, 1000, &n), o->epochs = (int)n;
+        } else if (!strcmp(a, "--batch-size")) {
+            ok = parse_int(v, 1, 65536, &o->batch);
+        } else if (!strcmp(a, "--steps")) {
+            ok = parse_int(v, 1, INT64_MAX, &o->max_steps);
+        } else if (!strcmp(a, "--threads")) {
+            ok = parse_int(v, 1, 1024, &n), o->threads = (int)n;
+        } else if (!strcmp(a, "--compare-steps")) {
+            ok = parse_int(v, 1, 100000, &n), o->compare_steps = (int)n;
+        } else if (!strcmp(a, "--seed")) {
+            ok = parse_int(v, 0, INT64_MAX, &n), o->seed = (uint64_t)n;
+        } else if (!strcmp(a, "--lr")) {
+            ok = parse_double(v, 1e-12, 100, &o->lr);
+        } else if (!strcmp(a, "--label-smoothing")) {
+            ok = parse_double(v, 0, 0.999, &o->label_smoothing);
+        } else if (!strcmp(a, "--data")) {
+            o->data = v;
+        } else if (!strcmp(a, "--save")) {
+            o->save = v;
+        } else if (!strcmp(a, "--load")) {
+            o->load = v;
+        } else {
+            fprintf(stderr, "lazytensor-train: unknown option %s (see --help)\n", a);
+            return false;
+        }
+        if (!ok) {
+            fprintf(stderr, "lazytensor-train: bad value \"%s\" for %s (see --help)\n", v, a);
+            return false;
+        }
+        if (takes_value)
+            i++;
+    }
+    if (o->lr < 0)
+        o->lr = !strcmp(o->optimizer, "sgd") ? 0.05 : 1e-3;
+    return true;
+}
+
+/* ---- model -------------------------------------------------------------- */
+
+static lt_module *build_model(const char *kind, lt_device dev)
+{
+    if (!strcmp(kind, "mlp")) {
+        lt_module *layers[] = {lt_nn_flatten(),           lt_nn_linear(784, 512, true, dev), lt_nn_relu(),
+                               lt_nn_linear(512, 512, true, dev), lt_nn_relu(),
+                               lt_nn_linear(512, 10, true, dev)};
+        return lt_nn_sequential(layers, 6);
+    }
+    lt_module *layers[] = {
+        lt_nn_conv2d(1, 32, 3, 1, 1, 1, true, dev),  lt_nn_relu(), lt_nn_max_pool2d(2),
+        lt_nn_conv2d(32, 64, 3, 1, 1, 1, true, dev), lt_nn_relu(), lt_nn_max_pool2d(2),
+        lt_nn_flatten(),                             lt_nn_linear(3136, 128, true, dev), lt_nn_relu(),
+        lt_nn_linear(128, 10, true, dev)};
+    return lt_nn_sequential(layers, 10);
+}
+
+static lt_optimizer *build_optimizer(const options *o, lt_module *m)
+{
+    lt_tensor *params[64];
+    int n = lt_module_parameters(m, params, NULL, 64);
+    if (n < 0 || n > 64)
+        return NULL;
+    if (!strcmp(o->optimizer, "sgd"))
+        return lt_optim_sgd(params, n, o->lr, 0.9, 0.0, false);
+    return lt_optim_adam(params, n, o->lr, 0.9, 0.999, 1e-8, !strcmp(o->optimizer, "adamw") ? 0.01 : 0.0,
+                         !strcmp(o->optimizer, "adamw"));
+}
+
+static lt_status save_model(lt_module *m, const char *path)
+{
+    lt_tensor *t[64];
+    const char *names[64];
+    int n = lt_module_state(m, t, names, 64);
+    if (n < 0 || n > 64)
+        return lt_last_status();
+    return lt_save_safetensors(path, t, names, n);
+}
+
+static lt_status load_model(lt_module *m, const char *path)
+{
+    lt_tensor *t[64];
+    const char *names[64];
+    int n = lt_module_state(m, t, names, 64);
+    if (n < 0 || n > 64)
+        return lt_last_status();
+    return lt_load_safetensors(path, t, names, n);
+}
+
+/* ---- timing and progress ------------------------------------------------- */
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int64_t n)
+{
+    if (n <= 0)
+        return 0;
+    qsort(v, (size_t)n, sizeof *v, compare_doubles);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static void progress(const options *o, int epoch, int64_t step, int64_t steps, double elapsed, double loss)
+{
+    if (o->quiet)
+        return;
+    bool tty = isatty(STDERR_FILENO);
+    if (!tty && step != steps && step % (steps / 10 > 0 ? steps / 10 : 1) != 0)
+        return;
+    int width = 30, filled = (int)(width * step / (steps ? steps : 1));
+    double rate = elapsed > 0 ? (double)step / elapsed : 0;
+    double eta = rate > 0 ? (double)(steps - step) / rate : 0;
+    fprintf(stderr, "%sepoch %d/%d [", tty ? "\r" : "", epoch, o->epochs);
+    for (int i = 0; i < width; i++)
+        fputc(i < filled ? '=' : i == filled ? '>' : ' ', stderr);
+    fprintf(stderr, "] %lld/%lld  %6.1f step/s  loss %.4f  ETA %d:%02d%s", (long long)step, (long long)steps,
+            rate, loss, (int)eta / 60, (int)eta % 60, tty ? "" : "\n");
+    fflush(stderr);
+}
+
+/* ---- training ------------------------------------------------------------- */
+
+typedef struct trainer {
+    options o;
+    lt_device dev;
+    lt_module *model;
+    lt_optimizer *opt;
+    lt_dataset train, test;
+} trainer;
+
+/* One step; returns the loss (NAN on error). */
+static double train_step(trainer *t, const int64_t *perm, int64_t index)
+{
+    lt_step_begin();
+    lt_tensor *x = NULL, *y = NULL;
+    double loss_value = NAN;
+    int64_t b = lt_dataset_batch(&t->train, perm, index, t->o.batch, MNIST_MEAN, MNIST_STD, t->dev, &x, &y);
+    lt_tensor *loss = b > 0 ? lt_cross_entropy(lt_module_forward(t->model, x), y, t->o.label_smoothing) : NULL;
+    lt_tensor *kept = NULL;
+    if (loss && lt_backward(loss, NULL) == LT_OK && lt_optim_step(t->opt) == LT_OK &&
+        lt_optim_zero_grad(t->opt) == LT_OK)
+        kept = lt_keep(lt_detach(loss)); /* the one extra output of the step */
+    lt_status st = lt_step_end();
+    if (kept && st == LT_OK && lt_item(kept, &loss_value) != LT_OK)
+        loss_value = NAN;
+    if (kept)
+        lt_release(kept);
+    return loss_value;
+}
+
+static double evaluate(trainer *t)
+{
+    lt_module_train(t->model, false);
+    lt_no_grad_begin();
+    int64_t correct = 0, seen = 0;
+    for (int64_t i = 0;; i++) {
+        lt_scope_begin();
+        lt_tensor *x = NULL, *y = NULL;
+        int64_t b = lt_dataset_batch(&t->test, NULL, i, 1000, MNIST_MEAN, MNIST_STD, t->dev, &x, &y);
+        int64_t hits = 0;
+        bool ok = b > 0 &&
+                  lt_item_int(lt_sum(lt_eq(lt_argmax(lt_module_forward(t->model, x), 1, false), y), NULL, 0, false),
+                              &hits) == LT_OK;
+        lt_scope_end();
+        if (!ok)
+            break;
+        correct += hits;
+        seen += b;
+    }
+    lt_no_grad_end();
+    lt_module_train(t->model, true);
+    return seen ? (double)correct / (double)seen : 0;
+}
+
+static bool load_data(trainer *t)
+{
+    char img[1024], lbl[1024];
+    snprintf(img, sizeof img, "%s/train-images-idx3-ubyte.gz", t->o.data);
+    snprintf(lbl, sizeof lbl, "%s/train-labels-idx1-ubyte.gz", t->o.data);
+    if (lt_dataset_load_idx(img, lbl, &t->train) != LT_OK)
+        return false;
+    snprintf(img, sizeof img, "%s/t10k-images-idx3-ubyte.gz", t->o.data);
+    snprintf(lbl, sizeof lbl, "%s/t10k-labels-idx1-ubyte.gz", t->o.data);
+    return lt_dataset_load_idx(img, lbl, &t->test) == LT_OK;
+}
+
+static bool setup(trainer *t, lt_device dev)
+{
+    t->dev = dev;
+    lt_manual_seed(t->o.seed);
+    t->model = build_model(t->o.model, dev);
+    if (!t->model)
+        return false;
+    if (t->o.load && load_model(t->model, t->o.load) != LT_OK)
+        return false;
+    t->opt = build_optimizer(&t->o, t->model);
+    return t->opt != NULL;
+}
+
+static void teardown(trainer *t)
+{
+    lt_optim_free(t->opt);
+    lt_module_free(t->model);
+    t->opt = NULL;
+    t->model = NULL;
+}
+
+static int train(trainer *t)
+{
+    int64_t steps = (t->train.count + t->o.batch - 1) / t->o.batch;
+    if (t->o.max_steps > 0 && t->o.max_steps < steps)
+        steps = t->o.max_steps;
+    int64_t *perm = malloc(sizeof *perm * (size_t)t->train.count);
+    double *step_ms = malloc(sizeof *step_ms * (size_t)(steps * t->o.epochs));
+    if (!perm || !step_ms) {
+        fprintf(stderr, "lazytensor-train: out of memory\n");
+        free(perm);
+        free(step_ms);
+        return 1;
+    }
+    int64_t total = 0;
+    double train_start = now_s();
+    for (int e = 1; e <= t->o.epochs; e++) {
+        lt_dataset_shuffle(&t->train, t->o.seed + (uint64_t)e, perm);
+        double start = now_s(), loss = NAN;
+        for (int64_t s = 0; s < steps; s++) {
+            double t0 = now_s();
+            loss = train_step(t, perm, s);
+            step_ms[total++] = (now_s() - t0) * 1e3;
+            if (isnan(loss)) {
+                fprintf(stderr, "\nlazytensor-train: step %lld failed: %s\n", (long long)s, lt_last_error());
+                free(perm);
+                free(step_ms);
+                return 1;
+            }
+            progress(&t->o, e, s + 1, steps, now_s() - start, loss);
+        }
+        double epoch_s = now_s() - start;
+        double acc = evaluate(t);
+        printf("%sepoch %d: loss %.4f  test accuracy %.2f%%  epoch time %.2f s\n", t->o.quiet ? "" : "\n", e, loss,
+               acc * 100, epoch_s);
+        fflush(stdout);
+    }
+    lt_mem_stats ms;
+    lt_mem_stats_get(&ms);
+    double first = step_ms[0];
+    printf("summary: device %s, model %s, %lld steps in %.2f s\n", t->o.device, t->o.model, (long long)total,
+           now_s() - train_start);
+    printf("  step time: median %.2f ms, first step %.2f ms\n", median(step_ms, total), first);
+    printf("  compiles: %lld, cache hits: %lld, fallbacks: %lld\n", (long long)lt_metrics_counter("UncachedCompile"),
+           (long long)lt_metrics_counter("CachedCompile"), (long long)lt_metrics_counter("Fallback"));
+    printf("  program outputs per step: %lld, donated buffers: %lld\n",
+           (long long)lt_metrics_counter("ProgramOutputs"), (long long)lt_metrics_counter("DonatedBuffers"));
+    printf("  peak buffer memory: %.1f MB, OS allocations: %lld\n", (double)ms.peak_bytes / 1e6,
+           (long long)ms.os_allocs);
+    free(perm);
+    free(step_ms);
+    if (t->o.save && save_model(t->model, t->o.save) != LT_OK)
+        return 1;
+    if (t->o.save)
+        printf("saved model to %s\n", t->o.save);
+    return 0;
+}
+
+/* Runs n steps on dev from the same seed; fills losses and step times. */
+static bool run_steps(trainer *t, lt_device dev, int n, double *losses, double *ms)
+{
+    if (!setup(t, dev))
+        return false;
+    int64_t *perm = malloc(sizeof *perm * (size_t)t->train.count);
+    if (!perm)
+        return false;
+    lt_dataset_shuffle(&t->train, t->o.seed, perm);
+    int64_t steps = (t->train.count + t->o.batch - 1) / t->o.batch;
+    bool ok = true;
+    for (int s = 0; s < n && ok; s++) {
+        double t0 = now_s();
+        losses[s] = train_step(t, perm, s % steps);
+        ms[s] = (now_s() - t0) * 1e3;
+        ok = !isnan(losses[s]);
+    }
+    free(perm);
+    teardown(t);
+    return ok;
+}
+
+static int compare(trainer *t)
+{
+    int n = t->o.compare_steps;
+    double *buf = calloc((size_t)n * 4, sizeof *buf);
+    if (!buf)
+        return 1;
+    double *cpu_loss = buf, *lazy_loss = buf + n, *cpu_ms = buf + 2 * n, *lazy_ms = buf + 3 * n;
+    if (!run_steps(t, lt_device_parse("cpu"), n, cpu_loss, cpu_ms) ||
+        !run_steps(t, lt_device_parse("lazy"), n, lazy_loss, lazy_ms)) {
+        fprintf(stderr, "lazytensor-train: compare failed: %s\n", lt_last_error());
+        free(buf);
+        return 1;
+    }
+    double worst = 0;
+    for (int s = 0; s < n; s++) {
+        double rel = fabs(cpu_loss[s] - lazy_loss[s]) / fmax(fabs(cpu_loss[s]), 1e-12);
+        worst = fmax(worst, rel);
+    }
+    /* the first lazy steps include compilation: compare the steady state */
+    int skip = n > 4 ? 2 : 0;
+    double cpu_med = median(cpu_ms + skip, n - skip), lazy_med = median(lazy_ms + skip, n - skip);
+    printf("compare: %d steps of %s, batch %lld\n", n, t->o.model, (long long)t->o.batch);
+    printf("  final loss: cpu %.6f  lazy %.6f  max relative difference %.2e\n", cpu_loss[n - 1],
+           lazy_loss[n - 1], worst);
+    printf("  median step: cpu %.2f ms  lazy %.2f ms  speedup %.2fx\n", cpu_med, lazy_med,
+           lazy_med > 0 ? cpu_med / lazy_med : 0);
+    bool agree = worst <= 1e-4;
+    printf("  losses %s (tolerance 1e-4 relative)\n", agree ? "agree" : "DISAGREE");
+    free(buf);
+    return agree ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+    trainer t;
+    memset(&t, 0, sizeof t);
+    if (!parse_args(argc, argv, &t.o)) {
+        usage(stderr);
+        return 2;
+    }
+    if (t.o.threads > 0)
+        lt_set_num_threads(t.o.threads);
+    if (!load_data(&t)) {
+        fprintf(stderr, "lazytensor-train: %s\n", lt_last_error());
+        return 1;
+    }
+    int rc;
+    if (t.o.compare) {
+        rc = compare(&t);
+    } else if (!setup(&t, lt_device_parse(t.o.device))) {
+        fprintf(stderr, "lazytensor-train: %s\n", lt_last_error());
+        rc = 1;
+    } else {
+        rc = train(&t);
+        if (rc)
+            fprintf(stderr, "lazytensor-train: %s\n", lt_last_error());
+        teardown(&t);
+    }
+    lt_dataset_free(&t.train);
+    lt_dataset_free(&t.test);
+    return rc;
+}
