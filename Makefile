@@ -4,15 +4,24 @@
 BUILD ?= build
 ASAN_BUILD ?= build-asan
 JOBS ?= $(shell nproc)
-PACKAGES = cmake gcc make pkg-config libopenblas-openmp-dev libcmocka-dev zlib1g-dev
+# Build: compiler, CMake, OpenBLAS (OpenMP build), cmocka, zlib. Data: the
+# Fashion-MNIST package. Tests also read a checkpoint back with PyTorch.
+PACKAGES = cmake gcc make pkg-config libopenblas-openmp-dev libcmocka-dev zlib1g-dev dataset-fashion-mnist
+TEST_PACKAGES = python3-torch
 
-.PHONY: all deps build build-asan test test-fast test-asan bench demo clean
+.PHONY: all deps deps-test install-packages build build-asan test test-fast test-asan bench demo clean
 
 all: build
 
 # Installs the Debian packages that are missing (needs root or sudo).
 deps:
-	@missing=""; for p in $(PACKAGES); do \
+	@$(MAKE) --no-print-directory install-packages LIST="$(PACKAGES)"
+
+deps-test:
+	@$(MAKE) --no-print-directory install-packages LIST="$(PACKAGES) $(TEST_PACKAGES)"
+
+install-packages:
+	@missing=""; for p in $(LIST); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -25,14 +34,14 @@ build: deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release
 	cmake --build $(BUILD) -j $(JOBS)
 
-build-asan: deps
+build-asan: deps-test
 	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DLT_SANITIZE=ON -DLT_BUILD_BENCH=OFF
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 
 # The whole suite: optimized build, then the AddressSanitizer+UBSan build.
 test: test-fast test-asan
 
-test-fast: build
+test-fast: deps-test build
 	cd $(BUILD) && ctest --output-on-failure -j 2
 
 test-asan: build-asan
@@ -42,8 +51,9 @@ test-asan: build-asan
 bench: build
 	OMP_WAIT_POLICY=PASSIVE $(BUILD)/bench/eager
 
+# The main job: train the MLP on Fashion-MNIST through the lazy device.
 demo: build
-	OMP_WAIT_POLICY=PASSIVE $(BUILD)/bench/eager --quick
+	OMP_WAIT_POLICY=PASSIVE $(BUILD)/lazytensor-train --model mlp --device lazy --epochs 2
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)

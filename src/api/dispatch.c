@@ -2,12 +2,30 @@
 #include "api/api.h"
 
 #include <stdlib.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
 #define SMALL_INPUTS 8
 
 static lt_autograd_hooks autograd;
+
+/* "add_", "mul_", ...: names of the in-place forms, built once (formatting
+ * them on every call would cost more than a tiny op). */
+static char inplace_names[LT_OP_COUNT][48];
+static pthread_once_t inplace_names_once = PTHREAD_ONCE_INIT;
+
+static void build_inplace_names(void)
+{
+    for (int op = 0; op < LT_OP_COUNT; op++)
+        snprintf(inplace_names[op], sizeof inplace_names[op], "%s_", lt_op_infos[op].name);
+}
+
+static const char *inplace_name(lt_op op)
+{
+    pthread_once(&inplace_names_once, build_inplace_names);
+    return inplace_names[op];
+}
 
 void lt_set_autograd_hooks(const lt_autograd_hooks *hooks)
 {
@@ -129,9 +147,7 @@ static bool overlaps_unsafely(const lt_tensor *dst, const lt_tensor *src)
 
 lt_tensor *lt_call_inplace(lt_op op, lt_tensor *dst, lt_tensor *const *in, int nin, const lt_attrs *a)
 {
-    const lt_op_info *info = &lt_op_infos[op];
-    char name[64];
-    snprintf(name, sizeof name, "%s_", info->name);
+    const char *name = inplace_name(op);
     lt_device dev;
     if (lt_check_tensor(name, dst, 0) != LT_OK || check_inputs(name, in, nin, &dev) != LT_OK)
         return NULL;
@@ -224,8 +240,7 @@ lt_tensor *lt_call_scalar(lt_op op, lt_tensor *t, double s, bool reversed, const
 
 lt_tensor *lt_call_scalar_inplace(lt_op op, lt_tensor *dst, double s, const lt_attrs *a)
 {
-    char name[64];
-    snprintf(name, sizeof name, "%s_", lt_op_name(op));
+    const char *name = inplace_name(op);
     if (lt_check_tensor(name, dst, 0) != LT_OK)
         return NULL;
     lt_tensor *w = lt_wrap_scalar(s, dst->device);

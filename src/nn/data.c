@@ -70,20 +70,25 @@ static lt_status truncated_error(const char *path, int64_t expected, int64_t act
                     (long long)expected, (long long)actual);
 }
 
-/* Reads the IDX header (magic and ndim dims) of an open file into dims. */
+/* Reads the IDX header (magic, then ndim dims) of an open file into dims.
+ * The magic is checked first, so a wrong kind of file is named as such. */
 static lt_status read_header(gzFile f, const char *path, uint32_t magic, int ndim, int64_t *dims)
 {
     unsigned char hdr[16];
     size_t hdr_bytes = 4 + 4 * (size_t)ndim;
-    int64_t got = gz_read_all(f, hdr, hdr_bytes);
+    int64_t got = gz_read_all(f, hdr, 4);
+    if (got == 4) {
+        uint32_t m = read_be32(hdr);
+        if (m != magic)
+            return lt_error(LT_ERR_IO, "dataset_load_idx: '%s' has magic 0x%08x, expected 0x%08x (IDX u8 %s)",
+                            path, m, magic, ndim == 3 ? "images [count, rows, cols]" : "labels [count]");
+        int64_t more = gz_read_all(f, hdr + 4, hdr_bytes - 4);
+        got = more < 0 ? -1 : 4 + more;
+    }
     if (got < 0)
         return lt_error(LT_ERR_IO, "dataset_load_idx: reading '%s' failed: %s", path, gz_error_text(f));
     if (got < (int64_t)hdr_bytes)
         return truncated_error(path, (int64_t)hdr_bytes, got);
-    uint32_t m = read_be32(hdr);
-    if (m != magic)
-        return lt_error(LT_ERR_IO, "dataset_load_idx: '%s' has magic 0x%08x, expected 0x%08x (IDX u8 %s)", path,
-                        m, magic, ndim == 3 ? "images [count, rows, cols]" : "labels [count]");
     for (int i = 0; i < ndim; i++)
         dims[i] = (int64_t)read_be32(hdr + 4 + 4 * i);
     return LT_OK;
@@ -352,6 +357,8 @@ int64_t lt_dataset_batch(const lt_dataset *d, const int64_t *perm, int64_t index
 
     int64_t idims[4] = {b, 1, d->rows, d->cols};
     int64_t ldims[1] = {b};
+    if (lt_check_shape("dataset_batch", idims, 4, LT_F32) != LT_OK)
+        return -1;
     lt_tensor *img = cpu_tensor(LT_F32, idims, 4);
     lt_tensor *lab = img ? cpu_tensor(LT_I64, ldims, 1) : NULL;
     if (!lab) {

@@ -83,16 +83,30 @@ lt_status lt_nn_check_device(const char *op, lt_device dev)
                     lt_device_str(dev, buf, sizeof buf));
 }
 
+/* The first tensor owned by m or its descendants, or NULL. */
+static lt_tensor *first_tensor(const lt_module *m)
+{
+    if (m->ntensors > 0)
+        return m->tensors[0];
+    for (int i = 0; i < m->nchildren; i++) {
+        lt_tensor *t = first_tensor(m->children[i]);
+        if (t)
+            return t;
+    }
+    return NULL;
+}
+
 lt_status lt_nn_check_same_device(const lt_module *m, lt_tensor *x)
 {
-    if (m->ntensors == 0)
+    lt_tensor *own = first_tensor(m);
+    if (!own)
         return LT_OK;
-    lt_device want = lt_tensor_device(m->tensors[0]), got = lt_tensor_device(x);
+    lt_device want = lt_tensor_device(own), got = lt_tensor_device(x);
     if (lt_device_equal(want, got))
         return LT_OK;
     char a[32], b[32];
-    return lt_error(LT_ERR_DEVICE, "nn.%s: input is on %s but the module's %s is on %s (move one with "
-                    "lt_to or lt_module_to)", m->kind, lt_device_str(got, a, sizeof a), m->tensor_names[0],
+    return lt_error(LT_ERR_DEVICE, "nn.%s: input is on %s but the module's parameters are on %s (move one "
+                    "with lt_to or lt_module_to)", m->kind, lt_device_str(got, a, sizeof a),
                     lt_device_str(want, b, sizeof b));
 }
 
@@ -201,8 +215,11 @@ static lt_status ensure_entries(lt_module *m, const char *op)
 static int list_entries(const char *op, lt_module *m, bool with_buffers, lt_tensor **tensors,
                         const char **names, int max)
 {
-    if (!m)
-        return lt_error_pending() ? -1 : (lt_error(LT_ERR_NULL, "%s: module is NULL", op), -1);
+    if (!m) {
+        if (!lt_error_pending())
+            lt_error(LT_ERR_NULL, "%s: module is NULL", op);
+        return -1;
+    }
     if (max < 0) {
         lt_error(LT_ERR_ARGUMENT, "%s: max is %d, expected >= 0", op, max);
         return -1;

@@ -68,7 +68,8 @@ lt_status lt_nn_module_add_child(lt_module *m, const char *name, lt_module *chil
 /* Checks a device argument of a layer constructor (error names op). */
 lt_status lt_nn_check_device(const char *op, lt_device dev);
 
-/* Checks that x is on the device of the module's first tensor. */
+/* Checks that x is on the device of the module's parameters (its first
+ * tensor, or its first descendant's). */
 lt_status lt_nn_check_same_device(const lt_module *m, lt_tensor *x);
 
 #endif

@@ -134,8 +134,10 @@ static lt_status check_save_args(const char *path, lt_tensor *const *tensors, co
         lt_status st = lt_check_tensor("save_safetensors", tensors[i], i);
         if (st != LT_OK)
             return st;
-        if (!names[i] || !names[i][0])
-            return lt_error(LT_ERR_ARGUMENT, "save_safetensors: name %d is %s", i, names[i] ? "empty" : "NULL");
+        if (!names[i])
+            return lt_error(LT_ERR_NULL, "save_safetensors: name %d is NULL", i);
+        if (!names[i][0])
+            return lt_error(LT_ERR_ARGUMENT, "save_safetensors: name %d is empty", i);
         if (strcmp(names[i], "__metadata__") == 0)
             return lt_error(LT_ERR_ARGUMENT, "save_safetensors: name %d \"__metadata__\" is reserved", i);
         if (!st_name_of((lt_dtype)tensors[i]->dtype))
@@ -420,14 +422,17 @@ static bool parse_string(parser *ps, char **out)
             s[n++] = (char)c;
             continue;
         }
+        static const char escaped[] = "\"\\/bfnrt", decoded[] = "\"\\/\b\f\n\r\t";
         char e = *ps->p++;
-        const char *simple = strchr("\"\\/bfnrt", e);
-        if (e != '\0' && simple) {
-            static const char decoded[] = "\"\\/\b\f\n\r\t";
-            s[n++] = decoded[simple - "\"\\/bfnrt"];
+        const char *simple = e ? strchr(escaped, e) : NULL;
+        if (simple) {
+            s[n++] = decoded[simple - escaped];
         } else if (e == 'u') {
-            uint32_t cp;
-            if (!parse_unicode_escape(ps, &cp) || (cp == 0 && fail(ps, "no \\u0000 in strings"))) {
+            uint32_t cp = 0;
+            bool ok = parse_unicode_escape(ps, &cp);
+            if (ok && cp == 0)
+                ok = fail(ps, "no \\u0000 in strings");
+            if (!ok) {
                 free(s);
                 return false;
             }
@@ -669,9 +674,12 @@ static lt_status check_entry_sizes(const char *path, const st_header *h)
         const st_entry *e = &h->entries[i];
         int64_t bytes = st_dtypes[e->dtype].size;
         bool overflow = false;
-        for (int d = 0; d < e->ndim; d++) {
-            if (e->shape[d] != 0 && bytes > INT64_MAX / e->shape[d])
-                overflow = true;
+        for (int d = 0; d < e->ndim; d++)
+            if (e->shape[d] == 0)
+                bytes = 0;
+        for (int d = 0; d < e->ndim && bytes > 0; d++) {
+            if (bytes > INT64_MAX / e->shape[d])
+                overflow = true, bytes = 0;
             else
                 bytes *= e->shape[d];
         }
@@ -691,7 +699,7 @@ static lt_status check_entry_sizes(const char *path, const st_header *h)
 /* Checks that the byte ranges tile [0, data_len) with no gap or overlap. */
 static lt_status check_entry_layout(const char *path, const st_header *h, int64_t data_len)
 {
-    if (h->count == 0)
+    if (h->count <= 0)
         return data_len == 0 ? LT_OK
                              : lt_error(LT_ERR_IO, "load_safetensors: '%s' is corrupt: %lld data bytes follow a "
                                                    "header with no tensors",
@@ -730,6 +738,8 @@ static lt_status check_entry_layout(const char *path, const st_header *h, int64_
 /* Checks that names are unique and sorts the entries by name. */
 static lt_status check_unique_names(const char *path, st_header *h)
 {
+    if (h->count < 2)
+        return LT_OK;
     qsort(h->entries, (size_t)h->count, sizeof(st_entry), compare_entry_name);
     for (int i = 1; i < h->count; i++)
         if (strcmp(h->entries[i - 1].name, h->entries[i].name) == 0)
@@ -798,7 +808,8 @@ static lt_status read_header(st_file *sf, st_header *h)
                         "2 to %llu bytes",
                         sf->path, (unsigned long long)hlen, (unsigned long long)ST_MAX_HEADER);
     if ((int64_t)hlen > sf->size - 8)
-        return lt_error(LT_ERR_IO, "load_safetensors: '%s' is truncated: header of %llu bytes but the file has "
+        return lt_error(LT_ERR_IO, "load_safetensors: '%s' is truncated (or not a safetensors file): header of %llu "
+                                   "bytes but the file has "
                                    "%lld bytes",
                         sf->path, (unsigned long long)hlen, (long long)sf->size);
     char *text = malloc((size_t)hlen);
@@ -846,7 +857,8 @@ static lt_status match_entry(const char *path, const st_header *h, const char *n
                              const st_entry **out)
 {
     st_entry key = {.name = (char *)name};
-    const st_entry *e = bsearch(&key, h->entries, (size_t)h->count, sizeof(st_entry), compare_entry_name);
+    const st_entry *e =
+        h->count > 0 ? bsearch(&key, h->entries, (size_t)h->count, sizeof(st_entry), compare_entry_name) : NULL;
     if (!e)
         return lt_error(LT_ERR_IO, "load_safetensors: '%s' has no tensor named \"%s\"", path, name);
     if (st_dtypes[e->dtype].dt != t->dtype)
@@ -872,9 +884,8 @@ static lt_tensor *read_entry(st_file *sf, const st_entry *e, const lt_tensor *ds
     lt_tensor *t = lt_tensor_alloc(&m, lt_device_cpu(), "load_safetensors");
     if (!t)
         return NULL;
-    char what[64];
-    snprintf(what, sizeof what, "tensor data");
-    if (read_at(sf, sf->data_start + e->begin, lt_tensor_ptr(t), (size_t)(e->end - e->begin), what) != LT_OK) {
+    if (read_at(sf, sf->data_start + e->begin, lt_tensor_ptr(t), (size_t)(e->end - e->begin), "tensor data") !=
+        LT_OK) {
         lt_tensor_unref(t);
         return NULL;
     }
@@ -883,22 +894,29 @@ static lt_tensor *read_entry(st_file *sf, const st_entry *e, const lt_tensor *ds
 
 /* Copies each source into its destination (moving it to a lazy
  * destination's device first). */
+/* Loading a checkpoint is not part of any computation to differentiate:
+ * parameters that require grad are written with grad mode off. */
 static lt_status write_destinations(lt_tensor *const *tensors, lt_tensor **src, int n)
 {
-    for (int i = 0; i < n; i++) {
+    lt_no_grad_begin();
+    lt_status st = LT_OK;
+    for (int i = 0; i < n && st == LT_OK; i++) {
         lt_tensor *s = src[i];
         if (tensors[i]->device.kind == LT_DEVICE_LAZY) {
             s = lt_lazy_from_cpu(src[i]);
-            if (!s)
-                return lt_last_status();
+            if (!s) {
+                st = lt_last_status();
+                break;
+            }
         }
         lt_tensor *r = lt_copy_(tensors[i], s);
         if (s != src[i])
             lt_tensor_unref(s);
         if (!r)
-            return lt_last_status();
+            st = lt_last_status();
     }
-    return LT_OK;
+    lt_no_grad_end();
+    return st;
 }
 
 lt_status lt_load_safetensors(const char *path, lt_tensor *const *tensors, const char *const *names, int n)
