@@ -615,6 +615,41 @@ static void test_train_eval_flag(void **state)
     lt_module_free(seq);
 }
 
+/* Inputs of other floating dtypes: results follow type promotion with the
+ * f32 parameters and match the f32 computation on the same values. */
+static void test_input_dtypes(void **state)
+{
+    (void)state;
+    lt_manual_seed(15);
+    lt_module *lin = lt_nn_linear(4, 3, true, cpu()), *ln = lt_nn_layer_norm(4, 1e-5, cpu());
+    lt_module *drop = lt_nn_dropout(0.5);
+    lt_tensor *x = randn(LT_DIMS(2, 4));
+    const lt_dtype dts[3] = {LT_F64, LT_BF16, LT_F16};
+    for (int k = 0; k < 3; k++) {
+        lt_tensor *xd = lt_to_dtype(x, dts[k]);
+        lt_tensor *as_f32 = lt_to_dtype(xd, LT_F32); /* the same (rounded) values */
+        lt_dtype want = dts[k] == LT_F64 ? LT_F64 : LT_F32;
+        lt_tensor *y = LT_OK_T(lt_module_forward(lin, xd));
+        assert_int_equal(lt_tensor_dtype(y), want);
+        assert_same_values(y, lt_module_forward(lin, as_f32), 1e-5);
+        lt_tensor *z = LT_OK_T(lt_module_forward(ln, xd));
+        assert_int_equal(lt_tensor_dtype(z), want);
+        /* half inputs: the statistics are computed in the input's dtype */
+        assert_same_values(z, lt_module_forward(ln, as_f32), dts[k] == LT_F64 ? 1e-5 : 3e-2);
+        /* dropout keeps the dtype; every element is 0 or 2x */
+        lt_tensor *d = LT_OK_T(lt_module_forward(drop, xd));
+        assert_int_equal(lt_tensor_dtype(d), dts[k]);
+        double *dv = lt_test_values(d), *xv = lt_test_values(xd);
+        for (int i = 0; i < 8; i++)
+            assert_true(dv[i] == 0 || fabs(dv[i] - 2 * xv[i]) <= 1e-2 * fabs(xv[i]));
+        free(dv);
+        free(xv);
+    }
+    lt_module_free(lin);
+    lt_module_free(ln);
+    lt_module_free(drop);
+}
+
 /* ---- devices ----------------------------------------------------------------------------- */
 
 /* A small CNN + MLP + attention; the same seed on cpu and lazy must give
@@ -719,7 +754,7 @@ static void test_bad_input(void **state)
     assert_null(lt_nn_linear(3, 2, true, (lt_device){LT_DEVICE_CPU, 3}));
     LT_EXPECT_ERROR(LT_ERR_DEVICE, "nn.linear: device cpu:3 is not available");
     assert_null(lt_nn_conv2d(3, 4, 3, 1, 0, 2, true, cpu()));
-    LT_EXPECT_ERROR(LT_ERR_ARGUMENT, "nn.conv2d: in_channels is 3, expected a positive multiple of groups");
+    LT_EXPECT_ERROR(LT_ERR_ARGUMENT, "nn.conv2d: in_channels is 3, expected a positive multiple of groups (2)");
     assert_null(lt_nn_conv2d(4, 4, 3, 0, 0, 1, true, cpu()));
     LT_EXPECT_ERROR(LT_ERR_ARGUMENT, "nn.conv2d: stride is 0");
     assert_null(lt_nn_conv2d(4, 4, 3, 1, -1, 1, true, cpu()));
@@ -860,7 +895,8 @@ static void test_loss_errors(void **state)
                                                lt_zeros(LT_DIMS(0), LT_I64, cpu()), 0.1));
     LT_ASSERT_VALUES(none, 0, NAN);
     /* on the lazy device an out-of-range target is found when the graph runs */
-    lt_tensor *bad = LT_OK_T(lt_cross_entropy(lt_to(logits, lazy()), lt_to(LT_T(LT_I64, LT_DIMS(3), 0, 9, 1), lazy()), 0));
+    lt_tensor *bad_targets = lt_to(LT_T(LT_I64, LT_DIMS(3), 0, 9, 1), lazy());
+    lt_tensor *bad = LT_OK_T(lt_cross_entropy(lt_to(logits, lazy()), bad_targets, 0));
     double v;
     assert_int_not_equal(lt_item(bad, &v), LT_OK);
     assert_int_equal(lt_last_status(), LT_ERR_INDEX);
@@ -874,7 +910,8 @@ int main(void)
         LT_TEST(test_conv2d_layer),     LT_TEST(test_pool_flatten),    LT_TEST(test_activations),
         LT_TEST(test_dropout),          LT_TEST(test_layer_norm),      LT_TEST(test_batch_norm),
         LT_TEST(test_embedding),        LT_TEST(test_self_attention),  LT_TEST(test_sequential),
-        LT_TEST(test_sequential_failures_free), LT_TEST(test_train_eval_flag), LT_TEST(test_eager_vs_lazy),
+        LT_TEST(test_sequential_failures_free), LT_TEST(test_train_eval_flag),
+        LT_TEST(test_input_dtypes), LT_TEST(test_eager_vs_lazy),
         LT_TEST(test_module_to),        LT_TEST(test_bad_input),       LT_TEST(test_losses),
         LT_TEST(test_loss_errors),
     };

@@ -327,7 +327,7 @@ static int train(trainer *t)
         free(step_ms);
         return 1;
     }
-    int64_t total = 0;
+    int64_t total = 0, step_outputs = 0;
     double train_start = now_s();
     for (int e = 1; e <= t->o.epochs; e++) {
         lt_dataset_shuffle(&t->train, t->o.seed + (uint64_t)e, perm);
@@ -345,6 +345,7 @@ static int train(trainer *t)
             progress(&t->o, e, s + 1, steps, now_s() - start, loss);
         }
         double epoch_s = now_s() - start;
+        step_outputs = lt_metrics_counter("ProgramOutputs"); /* of the last training step */
         double acc = evaluate(t);
         printf("%sepoch %d: loss %.4f  test accuracy %.2f%%  epoch time %.2f s\n", t->o.quiet ? "" : "\n", e, loss,
                acc * 100, epoch_s);
@@ -358,8 +359,8 @@ static int train(trainer *t)
     printf("  step time: median %.2f ms, first step %.2f ms\n", median(step_ms, total), first);
     printf("  compiles: %lld, cache hits: %lld, fallbacks: %lld\n", (long long)lt_metrics_counter("UncachedCompile"),
            (long long)lt_metrics_counter("CachedCompile"), (long long)lt_metrics_counter("Fallback"));
-    printf("  program outputs per step: %lld, donated buffers: %lld\n",
-           (long long)lt_metrics_counter("ProgramOutputs"), (long long)lt_metrics_counter("DonatedBuffers"));
+    printf("  program outputs per step: %lld, donated buffers: %lld\n", (long long)step_outputs,
+           (long long)lt_metrics_counter("DonatedBuffers"));
     printf("  peak buffer memory: %.1f MB, OS allocations: %lld\n", (double)ms.peak_bytes / 1e6,
            (long long)ms.os_allocs);
     free(perm);

@@ -84,7 +84,7 @@ static void node_free(lt_ag_node *n)
     free(n);
 }
 
-static void node_unref(lt_ag_node *n)
+void lt_ag_node_unref(lt_ag_node *n)
 {
     if (--n->refcount > 0)
         return;
@@ -119,7 +119,7 @@ static void on_tensor_death(lt_tensor *t)
     lt_ag_node *node = ag->node;
     free(ag);
     if (node)
-        node_unref(node);
+        lt_ag_node_unref(node);
 }
 
 /* ---- recording ---------------------------------------------------------- */

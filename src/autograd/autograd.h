@@ -63,6 +63,11 @@ typedef lt_status (*lt_grad_fn)(const lt_grad_ctx *c, lt_tensor **gin);
 void lt_grad_set(lt_op op, lt_grad_fn fn);
 lt_grad_fn lt_grad_get(lt_op op);
 
+/* Tape internals shared by autograd.c and engine.c. */
+void lt_ag_node_drop_saved(lt_ag_node *n);
+void lt_ag_node_unref(lt_ag_node *n);
+lt_status lt_ag_accumulate_leaf(lt_tensor *t, lt_tensor *g);
+
 /* Formula registration per op group (grad_*.c). */
 void lt_grad_register_elementwise(void);
 void lt_grad_register_reduce(void);

@@ -14,8 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-void lt_ag_node_drop_saved(lt_ag_node *n);
-lt_status lt_ag_accumulate_leaf(lt_tensor *t, lt_tensor *g);
 
 static lt_ag *ag_of(const lt_tensor *t) { return (lt_ag *)t->autograd; }
 
@@ -213,8 +211,14 @@ static lt_status backward_nodes(lt_tensor *root, lt_tensor *seed)
         n->visited = false;
         n->dependents = 0;
     }
+    /* Dropping one node's saved inputs can free another collected node:
+     * hold a reference on each while the tape is released. */
+    for (int i = 0; i < all.count; i++)
+        all.items[i]->refcount++;
     for (int i = 0; i < all.count; i++)
         lt_ag_node_drop_saved(all.items[i]);
+    for (int i = 0; i < all.count; i++)
+        lt_ag_node_unref(all.items[i]);
     free(all.items);
     free(ready.items);
     return st;

@@ -152,10 +152,12 @@ lt_module *lt_nn_conv2d(int64_t in_channels, int64_t out_channels, int64_t kerne
     const char *k = "conv2d";
     if (groups < 1)
         return bad_arg(k, "groups", (double)groups, ">= 1");
+    char multiple[64];
+    snprintf(multiple, sizeof multiple, "a positive multiple of groups (%lld)", (long long)groups);
     if (in_channels < 1 || in_channels % groups != 0)
-        return bad_arg(k, "in_channels", (double)in_channels, "a positive multiple of groups");
+        return bad_arg(k, "in_channels", (double)in_channels, multiple);
     if (out_channels < 1 || out_channels % groups != 0)
-        return bad_arg(k, "out_channels", (double)out_channels, "a positive multiple of groups");
+        return bad_arg(k, "out_channels", (double)out_channels, multiple);
     if (kernel < 1)
         return bad_arg(k, "kernel", (double)kernel, ">= 1");
     if (stride < 1)
@@ -242,7 +244,9 @@ static lt_tensor *dropout_forward(lt_module *m, lt_tensor *x)
         return NULL;
     if (p == 1.0)
         return lt_mul_scalar(x, 0.0);
-    lt_tensor *u = lt_rand(lt_tensor_shape(x), lt_tensor_ndim(x), lt_tensor_dtype(x), lt_tensor_device(x));
+    /* draw in f32 (f64 for f64 inputs): bf16/f16 uniforms would quantize p */
+    lt_dtype udt = lt_tensor_dtype(x) == LT_F64 ? LT_F64 : LT_F32;
+    lt_tensor *u = lt_rand(lt_tensor_shape(x), lt_tensor_ndim(x), udt, lt_tensor_device(x));
     lt_tensor *keep = lt_lt_scalar(u, 1.0 - p);
     return lt_mul_scalar(lt_mul(x, keep), 1.0 / (1.0 - p));
 }
@@ -465,6 +469,11 @@ static lt_tensor *sequential_forward(lt_module *m, lt_tensor *x)
         h = lt_module_forward(m->children[i], h);
     return h;
 }
+
+/* lt_nn_sequential takes ownership of the modules even when it fails: they
+ * are freed then (except one already owned by another container), so
+ * building a model in one expression with a failing constructor leaks
+ * nothing. */
 
 /* Frees the modules of a failed lt_nn_sequential call that nobody else
  * owns (each once). */

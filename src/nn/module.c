@@ -10,6 +10,11 @@
  * every buffer in the same order. The handles are borrowed (no reference is
  * added); they and the names stay valid until the module is freed or moved
  * with lt_module_to (which replaces the tensors, keeping the names).
+ *
+ * lt_module_to copies each tensor not yet on the target device, all or
+ * nothing, and releases the old ones: an optimizer created before the move
+ * still holds (and would update) the old tensors, so move a model before
+ * building its optimizer. Gradients are not carried over.
  */
 #include "nn/nn_internal.h"
 
