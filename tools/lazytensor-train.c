@@ -73,6 +73,17 @@ static bool parse_double(const char *s, double lo, double hi, double *out)
     return true;
 }
 
+static bool is_value_option(const char *a)
+{
+    static const char *const names[] = {"--model", "--device", "--optimizer", "--epochs", "--batch-size",
+                                        "--steps", "--threads", "--compare-steps", "--seed", "--lr",
+                                        "--label-smoothing", "--data", "--save", "--load"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!strcmp(a, names[i]))
+            return true;
+    return false;
+}
+
 /* Parses argv into o; prints a message and returns false on bad input. */
 static bool parse_args(int argc, char **argv, options *o)
 {
@@ -89,6 +100,9 @@ static bool parse_args(int argc, char **argv, options *o)
             o->compare = true, takes_value = false;
         } else if (!strcmp(a, "--quiet")) {
             o->quiet = true, takes_value = false;
+        } else if (!is_value_option(a)) {
+            fprintf(stderr, "lazytensor-train: unknown option %s (see --help)\n", a);
+            return false;
         } else if (!v) {
             fprintf(stderr, "lazytensor-train: %s needs a value\n", a);
             return false;
@@ -118,11 +132,8 @@ static bool parse_args(int argc, char **argv, options *o)
             o->data = v;
         } else if (!strcmp(a, "--save")) {
             o->save = v;
-        } else if (!strcmp(a, "--load")) {
-            o->load = v;
         } else {
-            fprintf(stderr, "lazytensor-train: unknown option %s (see --help)\n", a);
-            return false;
+            o->load = v; /* --load: the last value option */
         }
         if (!ok) {
             fprintf(stderr, "lazytensor-train: bad value \"%s\" for %s (see --help)\n", v, a);
