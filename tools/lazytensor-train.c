@@ -386,11 +386,12 @@ static int train(trainer *t)
 /* Runs n steps on dev from the same seed; fills losses and step times. */
 static bool run_steps(trainer *t, lt_device dev, int n, double *losses, double *ms)
 {
-    if (!setup(t, dev))
-        return false;
     int64_t *perm = malloc(sizeof *perm * (size_t)t->train.count);
-    if (!perm)
+    if (!perm || !setup(t, dev)) {
+        free(perm);
+        teardown(t);
         return false;
+    }
     lt_dataset_shuffle(&t->train, t->o.seed, perm);
     int64_t steps = (t->train.count + t->o.batch - 1) / t->o.batch;
     bool ok = true;
@@ -456,6 +457,7 @@ int main(int argc, char **argv)
         rc = compare(&t);
     } else if (!setup(&t, lt_device_parse(t.o.device))) {
         fprintf(stderr, "lazytensor-train: %s\n", lt_last_error());
+        teardown(&t);
         rc = 1;
     } else {
         rc = train(&t);
