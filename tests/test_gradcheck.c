@@ -420,6 +420,40 @@ static void test_normalization_chain(void **state)
               GC_UNIFORM(-1, 1, 5));
 }
 
+/* bf16/f16 leaves: the backward pass runs in their dtype (computing in
+ * f32) and agrees with f64 within their precision. */
+static lt_tensor *f_low_precision(lt_tensor *const *x, const void *ctx)
+{
+    (void)ctx;
+    int dim = 1;
+    lt_tensor *h = lt_log_softmax(lt_tanh(lt_matmul(x[0], x[1])), 1);
+    return lt_mean(lt_mul(h, lt_amax(x[0], &dim, 1, true)), NULL, 0, false);
+}
+
+static void test_low_precision(void **state)
+{
+    (void)state;
+    lt_tensor *a = GC_DISTINCT(3, 4), *b = GC_UNIFORM(-1, 1, 4, 2);
+    double *expect[2] = {NULL, NULL};
+    static const lt_dtype dts[3] = {LT_F64, LT_BF16, LT_F16};
+    for (int pass = 0; pass < 3; pass++) {
+        lt_tensor *x[2] = {LT_OK_T(lt_to_dtype(a, dts[pass])), LT_OK_T(lt_to_dtype(b, dts[pass]))};
+        for (int i = 0; i < 2; i++)
+            assert_int_equal(lt_set_requires_grad(x[i], true), LT_OK);
+        assert_int_equal(lt_backward(LT_OK_T(f_low_precision(x, NULL)), NULL), LT_OK);
+        for (int i = 0; i < 2; i++) {
+            lt_tensor *g = LT_OK_T(lt_grad(x[i]));
+            assert_int_equal(lt_tensor_dtype(g), dts[pass]);
+            if (pass == 0)
+                expect[i] = lt_test_values(g);
+            else
+                LT_ASSERT_ARRAY(g, expect[i], lt_tensor_numel(g), dts[pass] == LT_BF16 ? 3e-2 : 5e-3);
+        }
+    }
+    free(expect[0]);
+    free(expect[1]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -427,7 +461,7 @@ int main(void)
         LT_TEST(test_binary_ties),     LT_TEST(test_shared_input),      LT_TEST(test_scalar_forms),
         LT_TEST(test_where),           LT_TEST(test_reductions),        LT_TEST(test_reduction_edges),
         LT_TEST(test_prod_zeros),      LT_TEST(test_extremum_ties),     LT_TEST(test_extremum_dim_ties),
-        LT_TEST(test_std_constant),    LT_TEST(test_normalization_chain),
+        LT_TEST(test_std_constant),    LT_TEST(test_normalization_chain), LT_TEST(test_low_precision),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -78,6 +78,7 @@ static void test_conv2d(void **state)
         {"groups 2 strided dilated", {1, 4, 7, 7}, {4, 2, 2, 3}, {2, 1}, {1, 0}, {2, 1}, 2, false, false},
         {"1x1 pad 1", {1, 2, 3, 3}, {2, 2, 1, 1}, {1, 1}, {1, 1}, {1, 1}, 1, true, false},
         {"stride 2 leftover", {1, 1, 6, 6}, {1, 1, 3, 3}, {2, 2}, {0, 0}, {1, 1}, 1, false, false},
+        {"groups 2 stride 2 leftover", {1, 2, 6, 6}, {2, 1, 3, 3}, {2, 2}, {0, 0}, {1, 1}, 2, false, false},
         {"depthwise", {1, 3, 4, 4}, {3, 1, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 3, true, false},
         {"no padding", {2, 2, 4, 4}, {2, 2, 3, 3}, {1, 1}, {0, 0}, {1, 1}, 1, false, false},
     };
@@ -210,6 +211,34 @@ static void test_cnn(void **state)
               GC_UNIFORM(-0.5, 0.5, 3), GC_UNIFORM(-0.5, 0.5, 4, 27), GC_UNIFORM(-0.5, 0.5, 4), targets);
 }
 
+/* On the lazy device the CNN's backward pass is traced: no op falls back
+ * to eager, and the gradients come out of one compiled program. */
+static void test_lazy_backward_traced(void **state)
+{
+    (void)state;
+    lt_device lazy = lt_device_parse("lazy");
+    lt_tensor *host[6] = {GC_UNIFORM(-1, 1, 2, 1, 6, 6), GC_UNIFORM(-0.5, 0.5, 3, 1, 3, 3), GC_UNIFORM(-0.5, 0.5, 3),
+                          GC_UNIFORM(-0.5, 0.5, 4, 27), GC_UNIFORM(-0.5, 0.5, 4), LT_T(LT_I64, LT_DIMS(2), 3, 1)};
+    lt_tensor *p[6];
+    for (int i = 0; i < 6; i++) {
+        p[i] = LT_OK_T(lt_to(host[i], lazy));
+        if (i > 0 && i < 5)
+            assert_int_equal(lt_set_requires_grad(p[i], true), LT_OK);
+    }
+    assert_int_equal(lt_mark_step(), LT_OK);
+    lt_metrics_reset();
+    assert_int_equal(lt_backward(LT_OK_T(f_cnn(p, NULL)), NULL), LT_OK);
+    lt_tensor *grads[4];
+    for (int i = 0; i < 4; i++)
+        grads[i] = LT_OK_T(lt_grad(p[i + 1]));
+    assert_int_equal(lt_mark_step(), LT_OK);
+    assert_int_equal(lt_metrics_counter("Fallback"), 0);
+    assert_int_equal(lt_metrics_counter("UncachedCompile") + lt_metrics_counter("CachedCompile"), 1);
+    double norm;
+    assert_int_equal(lt_item(lt_sum(lt_abs(grads[1]), NULL, 0, false), &norm), LT_OK);
+    assert_true(norm > 0);
+}
+
 /* The gradients of a conv layer in f32 agree with the f64 ones. */
 static void test_conv_f32(void **state)
 {
@@ -244,7 +273,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         LT_TEST(test_matmul),  LT_TEST(test_conv2d),     LT_TEST(test_conv2d_strided_inputs),
         LT_TEST(test_pooling), LT_TEST(test_pooling_transposed), LT_TEST(test_mlp),
-        LT_TEST(test_cnn),     LT_TEST(test_conv_f32),
+        LT_TEST(test_cnn),     LT_TEST(test_lazy_backward_traced), LT_TEST(test_conv_f32),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

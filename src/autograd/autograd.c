@@ -157,11 +157,15 @@ static lt_status record(lt_op op, lt_tensor *const *in, int nin, const lt_attrs 
         atomic_fetch_add(&in[i]->refcount, 1);
     }
     for (int k = 0; k < info->nout; k++) {
+        n->out[k] = detached_alias(out[k]); /* formulas may read any output */
+        if (!n->out[k]) {
+            node_free(n);
+            return lt_last_status();
+        }
         if (!lt_dtype_is_floating((lt_dtype)out[k]->dtype))
             continue; /* integer outputs (indices) carry no gradient */
-        n->out[k] = detached_alias(out[k]);
         lt_ag *ag = ag_get_or_create(out[k]);
-        if (!n->out[k] || !ag) {
+        if (!ag) {
             node_free(n);
             return lt_last_status();
         }
@@ -260,7 +264,10 @@ lt_tensor *lt_detach(lt_tensor *t)
 lt_status lt_ag_accumulate_leaf(lt_tensor *t, lt_tensor *g)
 {
     lt_ag *ag = ag_of(t);
-    lt_tensor *sum = ag->grad ? lt_add(ag->grad, g) : g;
+    /* A first gradient may be a broadcast or transposed view, or alias the
+     * caller's grad_output: .grad always gets a dense tensor of its own. */
+    bool own = g->device.kind == LT_DEVICE_LAZY && !((lt_lazy *)g->lazy)->base && lt_tensor_contiguous(g);
+    lt_tensor *sum = ag->grad ? lt_add(ag->grad, g) : own ? g : lt_clone(g);
     if (!sum)
         return lt_last_status();
     atomic_fetch_add(&sum->refcount, 1);

@@ -178,6 +178,14 @@ typedef struct kir_plan {
 /* Builds the schedule and every kernel's IR for g (copied). */
 lt_status kir_schedule(kir_plan *p, const lt_graph *g);
 void kir_plan_free(kir_plan *p);
+/* bf16/f16 compute in f32. */
+lt_dtype kir_widen(lt_dtype dt);
+/* Ops with a bool result computed over promoted inputs. */
+bool kir_is_predicate(lt_op op);
+/* The dtype an elementwise node computes in (as the eager kernel does). */
+lt_dtype kir_ew_work(const lt_graph *g, const lt_gnode *n);
+/* Can the renderer emit this elementwise node (else it is a call)? */
+bool kir_ew_supported(const lt_graph *g, const lt_gnode *n);
 /* Reduced-dim mask of a reduction node (dims normalized). */
 void kir_reduce_mask(const lt_gnode *n, const lt_meta *in, bool *mask);
 

@@ -1,0 +1,1121 @@
+/*
+ * schedule.c - fusion: which values get a buffer, which kernel computes
+ * each of them, and the lowering of every kernel to KIR instructions.
+ *
+ * A value is materialized (gets a buffer) when it is a leaf, a root, the
+ * result of a call or a row op, the base of a call operand, a reduction
+ * that cannot run inside its single consumer's loop, or an intermediate
+ * with several consumers that is too costly to recompute. Everything else
+ * is computed inline, at the index its consumer asks for: views are index
+ * arithmetic, elementwise chains become one expression, a reduction becomes
+ * a loop nest inside the kernel of its consumer.
+ *
+ * Kernels are formed in graph order. A materialized value of a pointwise
+ * kind joins the latest pointwise kernel with the same domain (its shape)
+ * that runs after everything it reads, as long as it reads that kernel's
+ * own results only at the same index; otherwise it starts a new kernel.
+ * When a reduction turns out to be needed at another index than its
+ * kernel's own (broadcast back, or inside another reduction), it is marked
+ * for materialization and the schedule is rebuilt.
+ */
+#include "compiler/kir.h"
+#include "lazy/lazy.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Multi-consumer intermediates above this cost are materialized. */
+#define RECOMPUTE_MAX_COST 8
+#define RECOMPUTE_MAX_LOADS 3
+
+enum { EV_ERROR = -1, EV_CONFLICT = -2, EV_RESTART = -3 };
+
+static const lt_gnode *gnode(const kir_plan *p, uint32_t i) { return &p->g->nodes[i]; }
+
+static lt_gvalue input_of(const kir_plan *p, const lt_gnode *n, uint32_t k)
+{
+    return p->g->inputs[n->first_input + k];
+}
+
+static uint32_t value_id(lt_gvalue v) { return KIR_VALUE(v.node, v.out); }
+
+static const lt_meta *meta_of(const kir_plan *p, uint32_t value)
+{
+    return &p->g->nodes[value / LT_MAX_OUTPUTS].out[value % LT_MAX_OUTPUTS];
+}
+
+static int norm_dim(int64_t d, int nd) { return (int)(d < 0 ? d + nd : d); }
+
+/* ======================================================================= */
+/* Classification                                                           */
+/* ======================================================================= */
+
+lt_dtype kir_widen(lt_dtype dt) { return dt == LT_BF16 || dt == LT_F16 ? LT_F32 : dt; }
+
+bool kir_is_predicate(lt_op op)
+{
+    switch (op) {
+    case LT_OP_EQ: case LT_OP_NE: case LT_OP_LT: case LT_OP_LE: case LT_OP_GT: case LT_OP_GE:
+    case LT_OP_LOGICAL_AND: case LT_OP_LOGICAL_OR: case LT_OP_LOGICAL_NOT:
+        return true;
+    default:
+        return false;
+    }
+}
+
+lt_dtype kir_ew_work(const lt_graph *g, const lt_gnode *n)
+{
+    if (!kir_is_predicate((lt_op)n->op))
+        return kir_widen((lt_dtype)n->out[0].dtype);
+    lt_meta m[3];
+    for (uint32_t k = 0; k < n->nin && k < 3; k++) {
+        lt_gvalue v = g->inputs[n->first_input + k];
+        m[k] = g->nodes[v.node].out[v.out];
+    }
+    return kir_widen(lt_result_type(m, (int)n->nin));
+}
+
+/* Mirrors the eager loop table (elementwise.c): which (op, working dtype)
+ * pairs have a loop. Integer pow and remainder are left to the eager
+ * kernel, which checks their operands first. */
+static bool ew_has_loop(lt_op op, lt_dtype w)
+{
+    bool fl = w == LT_F32 || w == LT_F64, in = w == LT_I32 || w == LT_I64 || w == LT_U8, b = w == LT_BOOL;
+    switch (op) {
+    case LT_OP_NEG: case LT_OP_SIGN: case LT_OP_CLAMP:
+        return fl || in;
+    case LT_OP_ABS: case LT_OP_RELU: case LT_OP_FLOOR: case LT_OP_CEIL: case LT_OP_ROUND:
+        return fl || in || b;
+    case LT_OP_EXP: case LT_OP_LOG: case LT_OP_LOG1P: case LT_OP_EXPM1: case LT_OP_SQRT: case LT_OP_RSQRT:
+    case LT_OP_SIN: case LT_OP_COS: case LT_OP_TANH: case LT_OP_SIGMOID: case LT_OP_GELU: case LT_OP_SILU:
+    case LT_OP_ERF: case LT_OP_RECIPROCAL: case LT_OP_DIV:
+        return fl;
+    case LT_OP_ADD: case LT_OP_MUL: case LT_OP_MAXIMUM: case LT_OP_MINIMUM:
+        return fl || in || b;
+    case LT_OP_SUB:
+        return fl || in;
+    case LT_OP_POW:
+        return fl || b;
+    case LT_OP_REMAINDER:
+        return fl;
+    default:
+        return kir_is_predicate(op);
+    }
+}
+
+bool kir_ew_supported(const lt_graph *g, const lt_gnode *n)
+{
+    lt_op op = (lt_op)n->op;
+    if (op == LT_OP_CAST || op == LT_OP_WHERE || op == LT_OP_MASKED_FILL || op == LT_OP_TRIL || op == LT_OP_TRIU)
+        return true;
+    return ew_has_loop(op, kir_ew_work(g, n));
+}
+
+static bool is_arg_reduce(lt_op op)
+{
+    return op == LT_OP_MAX_DIM || op == LT_OP_MIN_DIM || op == LT_OP_ARGMAX || op == LT_OP_ARGMIN;
+}
+
+void kir_reduce_mask(const lt_gnode *n, const lt_meta *in, bool *mask)
+{
+    for (int d = 0; d < LT_MAX_DIMS; d++)
+        mask[d] = n->attrs.ni == 0 && d < in->ndim;
+    for (int k = 0; k < n->attrs.ni && in->ndim > 0; k++)
+        mask[norm_dim(n->attrs.i[k], in->ndim)] = true;
+}
+
+static int classify(const kir_plan *p, const lt_gnode *n)
+{
+    if (n->kind == LT_NODE_DATA)
+        return NC_LEAF;
+    if (n->kind == LT_NODE_SCALAR)
+        return NC_SCALAR;
+    lt_op op = (lt_op)n->op;
+    switch (lt_op_infos[op].cls) {
+    case LT_OPC_UNARY:
+    case LT_OPC_BINARY:
+    case LT_OPC_TERNARY:
+        return kir_ew_supported(p->g, n) ? NC_EW : NC_CALL;
+    case LT_OPC_VIEW:
+        return NC_VIEW;
+    case LT_OPC_FACTORY:
+        return op == LT_OP_EMPTY || op == LT_OP_FULL || op == LT_OP_ARANGE || op == LT_OP_LINSPACE ||
+                       op == LT_OP_EYE
+                   ? NC_FACTORY
+                   : NC_CALL;
+    case LT_OPC_REDUCE: {
+        /* reductions without an identity fail on zero elements: the eager
+         * kernel reports that */
+        const lt_meta *in = meta_of(p, value_id(input_of(p, n, 0)));
+        bool mask[LT_MAX_DIMS];
+        kir_reduce_mask(n, in, mask);
+        int64_t nred = 1;
+        for (int d = 0; d < in->ndim; d++)
+            if (mask[d])
+                nred *= in->shape[d];
+        bool no_identity = is_arg_reduce(op) || op == LT_OP_AMAX || op == LT_OP_AMIN;
+        return nred == 0 && no_identity ? NC_CALL : NC_REDUCE;
+    }
+    case LT_OPC_SCAN: {
+        lt_dtype dt = (lt_dtype)n->out[0].dtype;
+        bool ok = (op == LT_OP_SOFTMAX || op == LT_OP_LOG_SOFTMAX) && (dt == LT_F32 || dt == LT_F64) &&
+                  n->out[0].ndim > 0;
+        return ok ? NC_ROW : NC_CALL;
+    }
+    case LT_OPC_INDEX:
+        return op == LT_OP_MASKED_FILL || op == LT_OP_TRIL || op == LT_OP_TRIU ? NC_EW : NC_CALL;
+    default:
+        return NC_CALL;
+    }
+}
+
+/* Compute cost of an op evaluated inline (a rough count of flops). */
+static int op_cost(const lt_gnode *n)
+{
+    switch ((lt_op)n->op) {
+    case LT_OP_EXP: case LT_OP_LOG: case LT_OP_LOG1P: case LT_OP_EXPM1: case LT_OP_SIN: case LT_OP_COS:
+    case LT_OP_TANH: case LT_OP_SIGMOID: case LT_OP_GELU: case LT_OP_SILU: case LT_OP_ERF: case LT_OP_POW:
+    case LT_OP_REMAINDER:
+        return 4;
+    default:
+        return lt_op_infos[n->op].cls == LT_OPC_VIEW ? 0 : 1;
+    }
+}
+
+/* ======================================================================= */
+/* Plan storage                                                             */
+/* ======================================================================= */
+
+static bool grow(void **ptr, int *cap, int need, size_t elem)
+{
+    if (need <= *cap)
+        return true;
+    int c = *cap ? *cap : 16;
+    while (c < need)
+        c *= 2;
+    void *q = realloc(*ptr, elem * (size_t)c);
+    if (!q)
+        return false;
+    *ptr = q;
+    *cap = c;
+    return true;
+}
+
+static void kernel_free(kir_kernel *k)
+{
+    for (int i = 0; i < k->nexprs; i++)
+        free(k->exprs[i]);
+    free(k->exprs);
+    free(k->ins);
+    free(k->forms);
+    free(k->maps);
+    free(k->cse);
+}
+
+/* Drops kernels, buffers and calls (the schedule is rebuilt). */
+static void plan_clear(kir_plan *p)
+{
+    for (int i = 0; i < p->nk; i++)
+        kernel_free(&p->k[i]);
+    for (int i = 0; i < p->ncalls; i++)
+        free(p->calls[i].in);
+    p->nk = p->nb = p->ncalls = 0;
+    p->nouts = 0;
+    uint32_t nv = p->g->nnodes * LT_MAX_OUTPUTS;
+    for (uint32_t v = 0; v < nv; v++) {
+        p->vbuf[v] = -1;
+        p->vkernel[v] = -1;
+    }
+}
+
+void kir_plan_free(kir_plan *p)
+{
+    if (!p->g)
+        return;
+    plan_clear(p);
+    free(p->k);
+    free(p->b);
+    free(p->calls);
+    free(p->cls);
+    free(p->uses);
+    free(p->mat);
+    free(p->forced);
+    free(p->vbuf);
+    free(p->vkernel);
+    free(p->root_buf);
+    lt_graph_free(p->g);
+    memset(p, 0, sizeof *p);
+}
+
+static lt_status oom(void) { return lt_error(LT_ERR_MEMORY, "cpu compiler: out of memory"); }
+
+static bool is_root(const kir_plan *p, uint32_t value)
+{
+    for (uint32_t r = 0; r < p->g->nroots; r++)
+        if (value_id(p->g->roots[r]) == value)
+            return true;
+    return false;
+}
+
+/* The buffer of a materialized value (created on first request). */
+static int value_buffer(kir_plan *p, uint32_t value)
+{
+    if (p->vbuf[value] >= 0)
+        return p->vbuf[value];
+    if (!grow((void **)&p->b, &p->cap_b, p->nb + 1, sizeof *p->b))
+        return -1;
+    kir_buf *b = &p->b[p->nb];
+    memset(b, 0, sizeof *b);
+    const lt_gnode *n = gnode(p, value / LT_MAX_OUTPUTS);
+    b->value = value;
+    b->meta = *meta_of(p, value);
+    b->meta.weak = 0;
+    b->nbytes = (size_t)lt_shape_numel(b->meta.shape, b->meta.ndim) * lt_dtype_size((lt_dtype)b->meta.dtype);
+    b->def = b->last = -1;
+    b->donor = -1;
+    if (n->kind == LT_NODE_DATA) {
+        b->kind = KB_LEAF;
+        b->slot = n->slot;
+    } else if (is_root(p, value)) {
+        b->kind = KB_OUT;
+        b->slot = p->nouts++;
+    } else {
+        b->kind = KB_TMP;
+        b->slot = -1;
+    }
+    p->vbuf[value] = p->nb;
+    return p->nb++;
+}
+
+/* ======================================================================= */
+/* Kernels and instructions                                                 */
+/* ======================================================================= */
+
+static kir_kernel *kernel_new(kir_plan *p, int kind, uint32_t node, const lt_meta *dom)
+{
+    if (!grow((void **)&p->k, &p->cap_k, p->nk + 1, sizeof *p->k))
+        return NULL;
+    kir_kernel *k = &p->k[p->nk++];
+    memset(k, 0, sizeof *k);
+    k->kind = kind;
+    k->node = node;
+    k->scope = -1;
+    k->call = -1;
+    k->row_var = k->row_input = k->row_form = k->row_buf = -1;
+    if (dom) {
+        k->ndom = dom->ndim;
+        memcpy(k->dom, dom->shape, sizeof(int64_t) * (size_t)dom->ndim);
+        k->nvars = dom->ndim;
+        for (int d = 0; d < dom->ndim; d++)
+            k->ext[d] = dom->shape[d];
+    }
+    return k;
+}
+
+static int add_form(kir_kernel *k, const kir_aff *f)
+{
+    if (!grow((void **)&k->forms, &k->cap_forms, k->nforms + 1, sizeof *k->forms))
+        return -1;
+    k->forms[k->nforms] = *f;
+    return k->nforms++;
+}
+
+static int add_inst(kir_kernel *k, int kind, int32_t dtype, uint32_t node)
+{
+    if (!grow((void **)&k->ins, &k->cap_ins, k->nins + 1, sizeof *k->ins))
+        return EV_ERROR;
+    kir_inst *in = &k->ins[k->nins];
+    memset(in, 0, sizeof *in);
+    in->kind = (uint8_t)kind;
+    in->dtype = dtype;
+    in->node = node;
+    in->in[0] = in->in[1] = in->in[2] = -1;
+    in->buf = in->form = -1;
+    in->scope = k->scope;
+    in->body_end = -1;
+    return k->nins++;
+}
+
+static int cse_find(const kir_kernel *k, uint32_t value, const kir_map *m, uint64_t h)
+{
+    for (int i = k->ncse - 1; i >= 0; i--) {
+        const kir_cse *c = &k->cse[i];
+        if (c->value == value && c->hash == h && (c->scope < 0 || c->scope == k->scope) &&
+            kir_map_equal(&k->maps[c->map], m))
+            return c->inst;
+    }
+    return -1;
+}
+
+static int cse_add(kir_kernel *k, uint32_t value, const kir_map *m, uint64_t h, int inst)
+{
+    if (inst < 0)
+        return inst;
+    if (!grow((void **)&k->maps, &k->cap_maps, k->nmaps + 1, sizeof *k->maps) ||
+        !grow((void **)&k->cse, &k->cap_cse, k->ncse + 1, sizeof *k->cse))
+        return EV_ERROR;
+    k->maps[k->nmaps] = *m;
+    kir_cse c = {value, h, k->nmaps++, inst, k->ins[inst].scope};
+    k->cse[k->ncse++] = c;
+    return inst;
+}
+
+/* A kernel's sizes, to undo a failed attempt to add an output. */
+typedef struct kernel_mark {
+    int nins, nforms, nexprs, nmaps, ncse, nvars;
+} kernel_mark;
+
+static kernel_mark kernel_save(const kir_kernel *k)
+{
+    kernel_mark m = {k->nins, k->nforms, k->nexprs, k->nmaps, k->ncse, k->nvars};
+    return m;
+}
+
+static void kernel_restore(kir_kernel *k, kernel_mark m)
+{
+    for (int i = m.nexprs; i < k->nexprs; i++)
+        free(k->exprs[i]);
+    k->nins = m.nins;
+    k->nforms = m.nforms;
+    k->nexprs = m.nexprs;
+    k->nmaps = m.nmaps;
+    k->ncse = m.ncse;
+    k->nvars = m.nvars;
+    k->scope = -1;
+}
+
+/* Does m address the kernel's own domain element by element? */
+static bool is_identity(const kir_kernel *k, const kir_map *m, const lt_meta *meta)
+{
+    if (k->kind != KK_POINTWISE || !lt_shape_equal(k->dom, k->ndom, meta->shape, meta->ndim))
+        return false;
+    kir_map id = kir_map_identity(k, k->ndom);
+    return kir_map_equal(&id, m);
+}
+
+/* ======================================================================= */
+/* Lowering: a value at an index map                                        */
+/* ======================================================================= */
+
+typedef struct lower_ctx {
+    kir_plan *p;
+    kir_kernel *k;
+    int kidx;
+    bool fresh; /* the kernel was created for this output */
+} lower_ctx;
+
+static int eval(lower_ctx *c, uint32_t value, const kir_map *m, bool compute);
+
+static int eval_const(lower_ctx *c, uint32_t value)
+{
+    kir_map none = {0};
+    int i = cse_find(c->k, value, &none, 0);
+    if (i >= 0)
+        return i;
+    int saved = c->k->scope;
+    c->k->scope = -1; /* constants live at the kernel's top */
+    i = add_inst(c->k, KI_CONST, LT_F64, value / LT_MAX_OUTPUTS);
+    i = cse_add(c->k, value, &none, 0, i);
+    c->k->scope = saved;
+    return i;
+}
+
+static int eval_load(lower_ctx *c, uint32_t value, const kir_map *m)
+{
+    int buf = c->p->vbuf[value];
+    if (buf < 0)
+        return EV_ERROR;
+    kir_aff off = kir_map_offset(c->k, m, &c->p->b[buf].meta);
+    int f = add_form(c->k, &off);
+    int i = f < 0 ? EV_ERROR : add_inst(c->k, KI_LOAD, c->p->b[buf].meta.dtype, value / LT_MAX_OUTPUTS);
+    if (i >= 0) {
+        c->k->ins[i].buf = buf;
+        c->k->ins[i].form = f;
+    }
+    return i;
+}
+
+/* Elementwise ops (and masked_fill, tril/triu): operands at broadcast
+ * positions; tril/triu also use the row and column positions. */
+static int eval_ew(lower_ctx *c, uint32_t node, const kir_map *m)
+{
+    const lt_gnode *n = gnode(c->p, node);
+    int ops[3] = {-1, -1, -1};
+    for (uint32_t k = 0; k < n->nin && k < 3; k++) {
+        uint32_t v = value_id(input_of(c->p, n, k));
+        kir_map mk;
+        kir_map_broadcast(meta_of(c->p, v), &n->out[0], m, &mk);
+        ops[k] = eval(c, v, &mk, false);
+        if (ops[k] < 0)
+            return ops[k];
+    }
+    int first = -1, nf = 0;
+    if (n->op == LT_OP_TRIL || n->op == LT_OP_TRIU) {
+        first = add_form(c->k, &m->d[m->nd - 2]);
+        nf = add_form(c->k, &m->d[m->nd - 1]) < 0 || first < 0 ? -1 : 2;
+        if (nf < 0)
+            return EV_ERROR;
+    }
+    int i = add_inst(c->k, KI_OP, n->out[0].dtype, node);
+    if (i < 0)
+        return i;
+    memcpy(c->k->ins[i].in, ops, sizeof ops);
+    c->k->ins[i].form = first;
+    c->k->ins[i].nforms = nf;
+    return i;
+}
+
+/* Factories: functions of the position (one form per dim). */
+static int eval_factory(lower_ctx *c, uint32_t node, const kir_map *m)
+{
+    const lt_gnode *n = gnode(c->p, node);
+    int first = c->k->nforms;
+    for (int d = 0; d < m->nd; d++)
+        if (add_form(c->k, &m->d[d]) < 0)
+            return EV_ERROR;
+    int i = add_inst(c->k, KI_OP, n->out[0].dtype, node);
+    if (i >= 0) {
+        c->k->ins[i].form = m->nd ? first : -1;
+        c->k->ins[i].nforms = m->nd;
+    }
+    return i;
+}
+
+/* A reduction at its kernel's own index: a loop nest over the reduced dims
+ * (new loop variables) around the input's expression. */
+static int eval_reduce(lower_ctx *c, uint32_t node, uint32_t out, const kir_map *m)
+{
+    kir_kernel *k = c->k;
+    const lt_gnode *n = gnode(c->p, node);
+    if (k->scope >= 0 || !is_identity(k, m, &n->out[0])) {
+        c->p->forced[KIR_VALUE(node, 0)] = 1; /* needed elsewhere: give it its own kernel */
+        return EV_RESTART;
+    }
+    uint32_t in_value = value_id(input_of(c->p, n, 0));
+    const lt_meta *in = meta_of(c->p, in_value);
+    bool mask[LT_MAX_DIMS];
+    kir_reduce_mask(n, in, mask);
+    int nred = 0;
+    for (int d = 0; d < in->ndim; d++)
+        nred += mask[d];
+    if (k->nvars + nred > KIR_MAXV) {
+        if (!c->fresh)
+            return EV_CONFLICT;
+        c->p->forced[KIR_VALUE(node, 0)] = 1;
+        return EV_RESTART;
+    }
+    int r = add_inst(k, KI_REDUCE, n->out[0].dtype, node);
+    if (r < 0)
+        return r;
+    /* the input's position: reduced dims are new variables, kept dims
+     * follow the output position (which has size-1 dims when keepdim) */
+    bool keepdim = (n->attrs.flag & 1) != 0;
+    kir_map im;
+    im.nd = in->ndim;
+    int kept = 0, nrv = 0;
+    kir_aff flat = kir_aff_const(0);
+    for (int d = 0; d < in->ndim; d++) {
+        if (mask[d]) {
+            int v = k->nvars++;
+            k->ext[v] = in->shape[d];
+            im.d[d] = kir_aff_var(k, v);
+            k->ins[r].rv[nrv++] = (int8_t)v;
+            flat = kir_aff_madd(k, &flat, in->shape[d], &im.d[d]);
+        } else {
+            im.d[d] = m->d[keepdim ? d : kept];
+        }
+        if (!mask[d] || keepdim)
+            kept++;
+    }
+    k->ins[r].nrv = (int8_t)nrv;
+    if (is_arg_reduce((lt_op)n->op)) {
+        int f = add_form(k, &flat);
+        if (f < 0)
+            return EV_ERROR;
+        k->ins[r].form = f;
+    }
+    int saved = k->scope;
+    k->scope = r;
+    int x = eval(c, in_value, &im, false);
+    k->scope = saved;
+    if (x < 0)
+        return x;
+    k->ins[r].in[0] = x;
+    k->ins[r].body_end = k->nins;
+    uint64_t h = kir_map_hash(m);
+    if (cse_add(k, KIR_VALUE(node, 0), m, h, r) < 0)
+        return EV_ERROR;
+    if (n->nout < 2)
+        return r;
+    int s = add_inst(k, KI_SECOND, n->out[1].dtype, node);
+    if (s < 0)
+        return s;
+    k->ins[s].in[0] = r;
+    if (cse_add(k, KIR_VALUE(node, 1), m, h, s) < 0)
+        return EV_ERROR;
+    return out ? s : r;
+}
+
+static int eval(lower_ctx *c, uint32_t value, const kir_map *m, bool compute)
+{
+    kir_plan *p = c->p;
+    uint32_t node = value / LT_MAX_OUTPUTS;
+    int cls = p->cls[node];
+    if (cls == NC_SCALAR)
+        return eval_const(c, value);
+    uint64_t h = kir_map_hash(m);
+    int found = cse_find(c->k, value, m, h);
+    if (found >= 0)
+        return found;
+    if (p->mat[value] && !compute) {
+        if (p->vkernel[value] == c->kidx)
+            return EV_CONFLICT; /* this kernel's own result at another index */
+        return cse_add(c->k, value, m, h, eval_load(c, value, m));
+    }
+    const lt_gnode *n = gnode(p, node);
+    switch (cls) {
+    case NC_VIEW: {
+        kir_map im;
+        uint32_t in = value_id(input_of(p, n, 0));
+        kir_map_view(c->k, n, meta_of(p, in), m, &im);
+        int x = eval(c, in, &im, false);
+        return x < 0 ? x : cse_add(c->k, value, m, h, x);
+    }
+    case NC_EW:
+        return cse_add(c->k, value, m, h, eval_ew(c, node, m));
+    case NC_FACTORY:
+        return cse_add(c->k, value, m, h, eval_factory(c, node, m));
+    case NC_REDUCE:
+        return eval_reduce(c, node, value % LT_MAX_OUTPUTS, m);
+    default:
+        return EV_ERROR; /* leaves, rows and calls are always materialized */
+    }
+}
+
+/* Appends "buffer of value = value" at the kernel's own index. */
+static int lower_output(lower_ctx *c, uint32_t value)
+{
+    kir_map id = kir_map_identity(c->k, c->k->ndom);
+    int x = eval(c, value, &id, true);
+    if (x < 0)
+        return x;
+    int buf = value_buffer(c->p, value);
+    if (buf < 0)
+        return EV_ERROR;
+    kir_kernel *k = c->k; /* value_buffer does not move kernels */
+    kir_aff off = kir_map_offset(k, &id, &c->p->b[buf].meta);
+    int f = add_form(k, &off);
+    int s = f < 0 ? EV_ERROR : add_inst(k, KI_STORE, c->p->b[buf].meta.dtype, value / LT_MAX_OUTPUTS);
+    if (s < 0)
+        return s;
+    k->ins[s].buf = buf;
+    k->ins[s].form = f;
+    k->ins[s].in[0] = x;
+    c->p->vkernel[value] = c->kidx;
+    c->p->b[buf].def = c->kidx;
+    return s;
+}
+
+/* ======================================================================= */
+/* Materialization decisions                                                */
+/* ======================================================================= */
+
+/* Walks v's view chain down to its first materialized value or non-view
+ * node. */
+static uint32_t view_base(const kir_plan *p, uint32_t v)
+{
+    while (!p->mat[v] && p->cls[v / LT_MAX_OUTPUTS] == NC_VIEW)
+        v = value_id(input_of(p, gnode(p, v / LT_MAX_OUTPUTS), 0));
+    return v;
+}
+
+/*
+ * The strides/offset (elements) of value v read straight from the buffer of
+ * `base` at the end of its view chain. False when some view in between is
+ * a reshape that strides cannot express.
+ */
+static bool strided_view(const kir_plan *p, uint32_t v, uint32_t base, int64_t *strides, int64_t *offset)
+{
+    const lt_meta *vm = meta_of(p, v);
+    kir_kernel scratch;
+    memset(&scratch, 0, sizeof scratch);
+    scratch.nvars = vm->ndim;
+    for (int d = 0; d < vm->ndim; d++)
+        scratch.ext[d] = vm->shape[d] > 1 ? vm->shape[d] : 1;
+    kir_map m = kir_map_identity(&scratch, vm->ndim);
+    uint32_t u = v;
+    while (u != base) {
+        const lt_gnode *n = gnode(p, u / LT_MAX_OUTPUTS);
+        uint32_t in = value_id(input_of(p, n, 0));
+        kir_map im;
+        kir_map_view(&scratch, n, meta_of(p, in), &m, &im);
+        m = im;
+        u = in;
+    }
+    kir_aff off = kir_map_offset(&scratch, &m, meta_of(p, base));
+    bool ok = off.expr == -1;
+    for (int d = 0; ok && d < vm->ndim; d++)
+        strides[d] = off.a[d];
+    *offset = off.c;
+    kernel_free(&scratch);
+    return ok;
+}
+
+/* Is root value v a view of a leaf that has exactly its layout? Then the
+ * root's result is the leaf's buffer itself. */
+static bool root_is_leaf_alias(kir_plan *p, uint32_t v)
+{
+    uint32_t u = v;
+    while (p->cls[u / LT_MAX_OUTPUTS] == NC_VIEW)
+        u = value_id(input_of(p, gnode(p, u / LT_MAX_OUTPUTS), 0));
+    if (p->cls[u / LT_MAX_OUTPUTS] != NC_LEAF)
+        return false;
+    if (u == v)
+        return true;
+    const lt_meta *vm = meta_of(p, v), *um = meta_of(p, u);
+    if (lt_shape_numel(vm->shape, vm->ndim) != lt_shape_numel(um->shape, um->ndim))
+        return false;
+    int64_t strides[LT_MAX_DIMS], cs[LT_MAX_DIMS], offset, s = 1;
+    if (!strided_view(p, v, u, strides, &offset) || offset != 0)
+        return false;
+    for (int d = vm->ndim - 1; d >= 0; d--) {
+        cs[d] = s;
+        s *= vm->shape[d];
+    }
+    for (int d = 0; d < vm->ndim; d++)
+        if (vm->shape[d] > 1 && strides[d] != cs[d])
+            return false;
+    return true;
+}
+
+/* A call reads v as a strided view of a buffer: materialize the view's
+ * base, or v itself when strides cannot express the chain. */
+static void mark_call_operand(kir_plan *p, uint32_t v)
+{
+    if (p->cls[v / LT_MAX_OUTPUTS] == NC_SCALAR)
+        return; /* passed as a scalar */
+    uint32_t u = v;
+    while (p->cls[u / LT_MAX_OUTPUTS] == NC_VIEW)
+        u = value_id(input_of(p, gnode(p, u / LT_MAX_OUTPUTS), 0));
+    int64_t strides[LT_MAX_DIMS], offset;
+    if (u != v && (p->cls[u / LT_MAX_OUTPUTS] == NC_SCALAR || !strided_view(p, v, u, strides, &offset)))
+        u = v;
+    p->mat[u] = 1;
+}
+
+static void count_uses(kir_plan *p)
+{
+    const lt_graph *g = p->g;
+    uint32_t nv = g->nnodes * LT_MAX_OUTPUTS;
+    uint32_t *last = malloc(sizeof *last * (nv ? nv : 1));
+    memset(p->uses, 0, sizeof *p->uses * nv);
+    for (uint32_t v = 0; last && v < nv; v++)
+        last[v] = UINT32_MAX;
+    for (uint32_t i = 0; last && i < g->nnodes; i++) {
+        const lt_gnode *n = &g->nodes[i];
+        for (uint32_t k = 0; k < n->nin; k++) {
+            uint32_t v = value_id(input_of(p, n, k));
+            if (last[v] != i) {
+                last[v] = i;
+                p->uses[v]++;
+            }
+        }
+    }
+    for (uint32_t r = 0; r < g->nroots; r++)
+        p->uses[value_id(g->roots[r])]++;
+    free(last);
+}
+
+/* The only consumer node of value v (uses == 1, not a root), or UINT32_MAX. */
+static uint32_t sole_consumer(const kir_plan *p, uint32_t v)
+{
+    if (p->uses[v] != 1 || is_root(p, v))
+        return UINT32_MAX;
+    for (uint32_t i = v / LT_MAX_OUTPUTS + 1; i < p->g->nnodes; i++) {
+        const lt_gnode *n = gnode(p, i);
+        for (uint32_t k = 0; k < n->nin; k++)
+            if (value_id(input_of(p, n, k)) == v)
+                return i;
+    }
+    return UINT32_MAX;
+}
+
+/* Inline cost of each value (flops, loads, whether it holds a reduction),
+ * in graph order; intermediates with several consumers that are not cheap
+ * are materialized. */
+static lt_status decide_recompute(kir_plan *p)
+{
+    uint32_t nn = p->g->nnodes;
+    int *cost = calloc(nn + 1, sizeof *cost), *loads = calloc(nn + 1, sizeof *loads);
+    bool *red = calloc(nn + 1, sizeof *red);
+    if (!cost || !loads || !red) {
+        free(cost), free(loads), free(red);
+        return oom();
+    }
+    for (uint32_t i = 0; i < nn; i++) {
+        int cls = p->cls[i];
+        const lt_gnode *n = gnode(p, i);
+        if (cls == NC_REDUCE) {
+            red[i] = true;
+            continue;
+        }
+        if (cls != NC_EW && cls != NC_VIEW && cls != NC_FACTORY)
+            continue;
+        cost[i] = op_cost(n);
+        for (uint32_t k = 0; k < n->nin; k++) {
+            uint32_t v = value_id(input_of(p, n, k)), u = v / LT_MAX_OUTPUTS;
+            if (p->cls[u] == NC_SCALAR)
+                continue;
+            if (p->mat[v]) {
+                loads[i]++;
+                continue;
+            }
+            cost[i] += cost[u];
+            loads[i] += loads[u];
+            red[i] = red[i] || red[u];
+        }
+        uint32_t v = KIR_VALUE(i, 0);
+        if (p->uses[v] > 1 && !p->mat[v] &&
+            (cost[i] > RECOMPUTE_MAX_COST || loads[i] > RECOMPUTE_MAX_LOADS || red[i]))
+            p->mat[v] = 1;
+    }
+    free(cost), free(loads), free(red);
+    return LT_OK;
+}
+
+static lt_status decide_materialized(kir_plan *p)
+{
+    const lt_graph *g = p->g;
+    uint32_t nv = g->nnodes * LT_MAX_OUTPUTS;
+    memcpy(p->mat, p->forced, nv);
+    for (uint32_t i = 0; i < g->nnodes; i++) {
+        const lt_gnode *n = &g->nodes[i];
+        int cls = p->cls[i];
+        if (cls == NC_LEAF || cls == NC_CALL || cls == NC_ROW)
+            for (int o = 0; o < n->nout; o++)
+                p->mat[KIR_VALUE(i, o)] = 1;
+        if (cls == NC_CALL)
+            for (uint32_t k = 0; k < n->nin; k++)
+                mark_call_operand(p, value_id(input_of(p, n, k)));
+    }
+    for (uint32_t r = 0; r < g->nroots; r++) {
+        uint32_t v = value_id(g->roots[r]);
+        if (!root_is_leaf_alias(p, v))
+            p->mat[v] = 1;
+    }
+    /* A reduction runs inside its consumer's kernel only when that single
+     * consumer is elementwise over the reduction's own shape. */
+    for (uint32_t i = 0; i < g->nnodes; i++) {
+        const lt_gnode *n = &g->nodes[i];
+        if (p->cls[i] != NC_REDUCE)
+            continue;
+        for (int o = 0; o < n->nout; o++) {
+            uint32_t v = KIR_VALUE(i, o);
+            if (p->mat[v] || p->uses[v] == 0)
+                continue;
+            uint32_t c = n->nout == 1 ? sole_consumer(p, v) : UINT32_MAX;
+            bool inline_ok = c != UINT32_MAX && p->cls[c] == NC_EW &&
+                             lt_shape_equal(gnode(p, c)->out[0].shape, gnode(p, c)->out[0].ndim, n->out[0].shape,
+                                            n->out[0].ndim);
+            if (!inline_ok)
+                p->mat[v] = 1;
+        }
+    }
+    return decide_recompute(p);
+}
+
+/* ======================================================================= */
+/* Kernel formation                                                         */
+/* ======================================================================= */
+
+/* Latest kernel computing a materialized value that v's inline expression
+ * reads (-1 when it reads only leaves). */
+static int deps_kernel(kir_plan *p, uint32_t v, uint32_t *stamp, uint32_t walk)
+{
+    int best = -1;
+    uint32_t node = v / LT_MAX_OUTPUTS;
+    if (stamp[node] == walk)
+        return -1;
+    stamp[node] = walk;
+    const lt_gnode *n = gnode(p, node);
+    for (uint32_t k = 0; k < n->nin; k++) {
+        uint32_t u = value_id(input_of(p, n, k));
+        int d;
+        if (p->cls[u / LT_MAX_OUTPUTS] == NC_SCALAR)
+            continue;
+        if (p->mat[u])
+            d = p->vkernel[u];
+        else
+            d = deps_kernel(p, u, stamp, walk);
+        best = d > best ? d : best;
+    }
+    return best;
+}
+
+static int place_pointwise(kir_plan *p, uint32_t v, uint32_t *stamp, uint32_t walk)
+{
+    const lt_meta *om = meta_of(p, v);
+    int dep = deps_kernel(p, v, stamp, walk);
+    for (int j = p->nk - 1; j >= 0 && j >= dep; j--) {
+        kir_kernel *k = &p->k[j];
+        if (k->kind != KK_POINTWISE || !lt_shape_equal(k->dom, k->ndom, om->shape, om->ndim))
+            continue;
+        kernel_mark mark = kernel_save(k);
+        lower_ctx c = {p, k, j, false};
+        int r = lower_output(&c, v);
+        if (r >= 0 || r == EV_RESTART || r == EV_ERROR)
+            return r;
+        kernel_restore(&p->k[j], mark);
+        break; /* only the latest candidate is tried */
+    }
+    kir_kernel *k = kernel_new(p, KK_POINTWISE, v / LT_MAX_OUTPUTS, om);
+    if (!k)
+        return EV_ERROR;
+    lower_ctx c = {p, k, p->nk - 1, true};
+    int r = lower_output(&c, v);
+    return r == EV_CONFLICT ? EV_ERROR : r;
+}
+
+static int place_row(kir_plan *p, uint32_t node)
+{
+    const lt_gnode *n = gnode(p, node);
+    uint32_t in = value_id(input_of(p, n, 0));
+    kir_kernel *k = kernel_new(p, KK_ROW, node, &n->out[0]);
+    if (!k)
+        return EV_ERROR;
+    k->ndom = 0; /* rows are not a pointwise domain: no reduction runs inline here */
+    k->row_var = norm_dim(n->attrs.i[0], n->out[0].ndim);
+    lower_ctx c = {p, k, p->nk - 1, true};
+    kir_map id = kir_map_identity(k, n->out[0].ndim);
+    int x = eval(&c, in, &id, false);
+    if (x < 0)
+        return x == EV_CONFLICT ? EV_ERROR : x;
+    int buf = value_buffer(p, KIR_VALUE(node, 0));
+    if (buf < 0)
+        return EV_ERROR;
+    k = &p->k[p->nk - 1];
+    kir_aff off = kir_map_offset(k, &id, &p->b[buf].meta);
+    int f = add_form(k, &off);
+    if (f < 0)
+        return EV_ERROR;
+    k->row_input = x;
+    k->row_buf = buf;
+    k->row_form = f;
+    p->vkernel[KIR_VALUE(node, 0)] = p->nk - 1;
+    p->b[buf].def = p->nk - 1;
+    return 0;
+}
+
+static int place_call(kir_plan *p, uint32_t node)
+{
+    const lt_gnode *n = gnode(p, node);
+    if (!grow((void **)&p->calls, &p->cap_calls, p->ncalls + 1, sizeof *p->calls))
+        return EV_ERROR;
+    kir_call *call = &p->calls[p->ncalls];
+    memset(call, 0, sizeof *call);
+    call->node = node;
+    call->in = calloc(n->nin + 1, sizeof *call->in);
+    if (!call->in)
+        return EV_ERROR;
+    p->ncalls++;
+    call->nin = (int)n->nin;
+    for (uint32_t k = 0; k < n->nin; k++) {
+        uint32_t v = value_id(input_of(p, n, k));
+        kir_arg *a = &call->in[k];
+        a->meta = *meta_of(p, v);
+        const lt_gnode *src = gnode(p, v / LT_MAX_OUTPUTS);
+        if (src->kind == LT_NODE_SCALAR) {
+            a->scalar = true;
+            a->slot = src->slot;
+            a->value = src->scalar;
+            a->buf = -1;
+            continue;
+        }
+        uint32_t base = view_base(p, v);
+        a->buf = p->vbuf[base];
+        if (a->buf < 0 || !strided_view(p, v, base, a->strides, &a->offset))
+            return EV_ERROR;
+    }
+    kir_kernel *k = kernel_new(p, KK_CALL, node, NULL);
+    if (!k)
+        return EV_ERROR;
+    k->call = p->ncalls - 1;
+    call->nout = n->nout;
+    for (int o = 0; o < n->nout; o++) {
+        int buf = value_buffer(p, KIR_VALUE(node, o));
+        if (buf < 0)
+            return EV_ERROR;
+        call->out[o] = buf;
+        p->b[buf].def = p->nk - 1;
+        p->vkernel[KIR_VALUE(node, o)] = p->nk - 1;
+    }
+    return 0;
+}
+
+/* One pass of kernel formation; EV_RESTART when a reduction had to be
+ * materialized after all. */
+static int form_kernels(kir_plan *p)
+{
+    const lt_graph *g = p->g;
+    uint32_t *stamp = calloc(g->nnodes + 1, sizeof *stamp), walk = 0;
+    if (!stamp)
+        return EV_ERROR;
+    /* every leaf has its buffer, in slot order */
+    for (uint32_t slot = 0; slot < g->nleaves; slot++)
+        for (uint32_t i = 0; i < g->nnodes; i++)
+            if (g->nodes[i].kind == LT_NODE_DATA && g->nodes[i].slot == (int32_t)slot && value_buffer(p, KIR_VALUE(i, 0)) < 0) {
+                free(stamp);
+                return EV_ERROR;
+            }
+    int r = 0;
+    for (uint32_t i = 0; i < g->nnodes && r >= 0; i++) {
+        const lt_gnode *n = &g->nodes[i];
+        int cls = p->cls[i];
+        if (cls == NC_LEAF)
+            continue;
+        if (cls == NC_CALL) {
+            r = place_call(p, i);
+            continue;
+        }
+        if (cls == NC_ROW) {
+            r = place_row(p, i);
+            continue;
+        }
+        for (int o = 0; o < n->nout && r >= 0; o++) {
+            uint32_t v = KIR_VALUE(i, o);
+            if (p->mat[v] && p->vkernel[v] < 0)
+                r = place_pointwise(p, v, stamp, ++walk);
+        }
+    }
+    free(stamp);
+    return r;
+}
+
+/* ======================================================================= */
+/* Loop coalescing                                                          */
+/* ======================================================================= */
+
+/* Merges adjacent loops (outer u, inner w) when every index form of the
+ * kernel sees them as one: a[u] == a[w] * ext[w]. Drops extent-1 loops. */
+static int coalesce(kir_kernel *k, int8_t *vars, int n)
+{
+    int m = 0;
+    for (int i = 0; i < n; i++)
+        if (k->ext[vars[i]] > 1)
+            vars[m++] = vars[i];
+    if (k->nexprs > 0)
+        return m; /* opaque expressions name the variables: keep them */
+    for (int i = m - 1; i > 0; i--) {
+        int u = vars[i - 1], w = vars[i];
+        bool ok = true;
+        for (int f = 0; ok && f < k->nforms; f++)
+            ok = k->forms[f].a[u] == k->forms[f].a[w] * k->ext[w];
+        if (!ok)
+            continue;
+        k->ext[w] *= k->ext[u];
+        for (int f = 0; f < k->nforms; f++)
+            k->forms[f].a[u] = 0;
+        k->ext[u] = 1;
+        memmove(vars + i - 1, vars + i, sizeof *vars * (size_t)(m - i));
+        m--;
+    }
+    return m;
+}
+
+static void coalesce_kernel(kir_kernel *k)
+{
+    if (k->kind == KK_CALL)
+        return;
+    int nd = k->kind == KK_ROW ? k->nvars : k->ndom, n = 0;
+    for (int d = 0; d < nd; d++)
+        if (d != k->row_var || k->kind != KK_ROW)
+            k->loop[n++] = (int8_t)d;
+    /* reductions first: their variables never merge with the domain's */
+    for (int i = 0; i < k->nins; i++)
+        if (k->ins[i].kind == KI_REDUCE)
+            k->ins[i].nrv = (int8_t)coalesce(k, k->ins[i].rv, k->ins[i].nrv);
+    k->nloop = coalesce(k, k->loop, n);
+}
+
+/* ======================================================================= */
+/* Entry point                                                              */
+/* ======================================================================= */
+
+static lt_status plan_alloc(kir_plan *p, const lt_graph *g)
+{
+    memset(p, 0, sizeof *p);
+    p->g = lt_graph_copy(g);
+    uint32_t nn = g->nnodes ? g->nnodes : 1, nv = nn * LT_MAX_OUTPUTS;
+    p->cls = calloc(nn, 1);
+    p->uses = calloc(nv, sizeof *p->uses);
+    p->mat = calloc(nv, 1);
+    p->forced = calloc(nv, 1);
+    p->vbuf = malloc(sizeof *p->vbuf * nv);
+    p->vkernel = malloc(sizeof *p->vkernel * nv);
+    p->root_buf = calloc(g->nroots + 1, sizeof *p->root_buf);
+    if (!p->g || !p->cls || !p->uses || !p->mat || !p->forced || !p->vbuf || !p->vkernel || !p->root_buf) {
+        if (!p->g) /* kir_plan_free needs the graph to know the plan exists */
+            p->g = calloc(1, sizeof *p->g);
+        kir_plan_free(p);
+        return oom();
+    }
+    for (uint32_t v = 0; v < nv; v++)
+        p->vbuf[v] = p->vkernel[v] = -1;
+    return LT_OK;
+}
+
+/* Roots' buffers: their own output buffer, or the leaf they alias. */
+static lt_status assign_roots(kir_plan *p)
+{
+    for (uint32_t r = 0; r < p->g->nroots; r++) {
+        uint32_t v = value_id(p->g->roots[r]);
+        if (!p->mat[v]) { /* a view with the exact layout of a leaf */
+            while (p->cls[v / LT_MAX_OUTPUTS] == NC_VIEW)
+                v = value_id(input_of(p, gnode(p, v / LT_MAX_OUTPUTS), 0));
+        }
+        p->root_buf[r] = p->vbuf[v];
+        if (p->root_buf[r] < 0)
+            return lt_error(LT_ERR_STATE, "cpu compiler: root %u has no buffer", r);
+        if (p->b[p->root_buf[r]].kind == KB_LEAF)
+            p->b[p->root_buf[r]].aliased = true;
+    }
+    return LT_OK;
+}
+
+lt_status kir_schedule(kir_plan *p, const lt_graph *g)
+{
+    lt_status st = plan_alloc(p, g);
+    if (st != LT_OK)
+        return st;
+    for (uint32_t i = 0; i < g->nnodes; i++)
+        p->cls[i] = (uint8_t)classify(p, &g->nodes[i]);
+    count_uses(p);
+    for (uint32_t attempt = 0; attempt <= g->nnodes + 1; attempt++) {
+        plan_clear(p);
+        st = decide_materialized(p);
+        if (st != LT_OK)
+            break;
+        int r = form_kernels(p);
+        if (r == EV_RESTART)
+            continue;
+        if (r < 0) {
+            st = r == EV_ERROR && lt_error_pending() ? lt_last_status() : oom();
+            break;
+        }
+        for (int k = 0; k < p->nk; k++)
+            coalesce_kernel(&p->k[k]);
+        st = assign_roots(p);
+        if (st == LT_OK) {
+            for (int k = 0; k < p->nk; k++) {
+                p->npointwise += p->k[k].kind == KK_POINTWISE;
+                p->nrow += p->k[k].kind == KK_ROW;
+            }
+            return LT_OK;
+        }
+        break;
+    }
+    if (st == LT_OK)
+        st = lt_error(LT_ERR_STATE, "cpu compiler: the schedule did not converge");
+    kir_plan_free(p);
+    return st;
+}
