@@ -240,6 +240,9 @@ typedef struct scope_frame {
 
 static _Thread_local scope_frame *frames;
 static _Thread_local int frame_count, frame_cap;
+/* Scopes opened while no frame could be allocated: their tensors go to the
+ * innermost real frame, and their ends only count down. */
+static _Thread_local int frame_overflow;
 
 static bool frame_push(scope_frame *f, lt_tensor *t)
 {
@@ -271,12 +274,14 @@ lt_tensor *lt_tensor_publish(lt_tensor *t)
 
 void lt_scope_begin(void)
 {
-    if (frame_count == frame_cap) {
+    if (frame_overflow > 0 || frame_count == frame_cap) {
         int cap = frame_cap ? frame_cap * 2 : 16;
-        scope_frame *f = realloc(frames, sizeof *f * (size_t)cap);
+        scope_frame *f = frame_overflow > 0 ? NULL : realloc(frames, sizeof *f * (size_t)cap);
         if (!f) {
-            lt_error(LT_ERR_MEMORY, "scope_begin: out of memory");
-            abort(); /* cannot continue: the caller's scope discipline would break */
+            frame_overflow++;
+            lt_error(LT_ERR_MEMORY, "scope_begin: out of memory: this scope's tensors stay in the "
+                                    "enclosing scope");
+            return;
         }
         memset(f + frame_cap, 0, sizeof *f * (size_t)(cap - frame_cap));
         frames = f;
@@ -287,6 +292,10 @@ void lt_scope_begin(void)
 
 lt_status lt_scope_end(void)
 {
+    if (frame_overflow > 0) {
+        frame_overflow--;
+        return LT_OK;
+    }
     if (frame_count == 0)
         return lt_error(LT_ERR_STATE, "scope_end: no scope is open");
     scope_frame *f = &frames[--frame_count];
@@ -313,7 +322,7 @@ lt_status lt_scope_end(void)
     return LT_OK;
 }
 
-int lt_scope_depth(void) { return frame_count; }
+int lt_scope_depth(void) { return frame_count + frame_overflow; }
 
 lt_tensor *lt_retain(lt_tensor *t)
 {
