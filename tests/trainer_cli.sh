@@ -12,14 +12,14 @@ fail=0
 # expect CODE PATTERN ARGS...: runs the trainer, checks exit code and output
 expect() {
     code="$1"; pattern="$2"; shift 2
-    "$trainer" "$@" >"$tmp/out" 2>&1
+    env ${run_env:-} "$trainer" "$@" >"$tmp/out" 2>&1
     got=$?
     if [ "$got" -ne "$code" ] || ! grep -q -- "$pattern" "$tmp/out"; then
-        echo "FAIL: $* -> exit $got (want $code), output:"; cat "$tmp/out"
+        echo "FAIL: ${run_env:-} $* -> exit $got (want $code), output:"; cat "$tmp/out"
         echo "  (wanted a line matching: $pattern)"
         fail=1
     else
-        echo "ok: $* -> exit $got"
+        echo "ok: ${run_env:-} $* -> exit $got"
     fi
 }
 
@@ -41,6 +41,12 @@ expect 0 "saved model to" --model mlp --device cpu --epochs 1 --steps 2 --quiet 
 expect 1 "no tensor named\|shape" --model cnn --device cpu --epochs 1 --steps 1 --quiet --load "$tmp/mlp.safetensors"
 expect 0 "test accuracy" --model mlp --device lazy --epochs 1 --steps 2 --quiet --load "$tmp/mlp.safetensors"
 
-# eager and lazy training agree to 1e-4 over 50 steps
+# eager and lazy training agree to 1e-4 over 50 steps, with the default
+# backend and with the interp backend
 expect 0 "losses agree" --model mlp --compare --compare-steps 50 --batch-size 64
+expect 0 "losses agree" --model cnn --compare --compare-steps 50 --batch-size 16
+run_env="LT_BACKEND=interp"
+expect 0 "losses agree" --model mlp --compare --compare-steps 50 --batch-size 64
+expect 0 "losses agree" --model cnn --compare --compare-steps 50 --batch-size 16
+run_env=""
 exit $fail
