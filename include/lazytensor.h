@@ -590,7 +590,10 @@ lt_status lt_mark_step(void);
  * donated (this is a step barrier).
  */
 lt_status lt_barrier(bool wait);
-/** Selects the lazy device's backend by name ("interp"). */
+/** Selects the lazy device's backend by name: "cpu" (the compiler: fused
+ *  C kernels built with the system C compiler, the default when one works)
+ *  or "interp" (runs each node with the eager kernels). LT_BACKEND sets
+ *  the initial choice. */
 lt_status lt_lazy_set_backend(const char *name);
 /** Name of the lazy device's current backend. */
 const char *lt_lazy_backend(void);
@@ -601,7 +604,10 @@ lt_status lt_lazy_set_cache_size(int n);
 /** Value of a counter: "CachedCompile", "UncachedCompile", "MarkStep",
  *  "Barrier", "Fallback" (all ops), "Fallback.<op>", "TensorsCreated",
  *  "TensorsDestroyed", "TransferToDevice", "TransferFromDevice",
- *  "DonatedBuffers", "GraphNodes", "ProgramOutputs" (of the last program).
+ *  "DonatedBuffers", "GraphNodes", "ProgramOutputs" (of the last program),
+ *  "AsyncExecutions", "BarrierWaits"; with the cpu backend also "Kernels"
+ *  (of the last compiled program), "KernelCalls", "DiskCacheHit",
+ *  "DiskCacheMiss", "DiskCacheCorrupt", "DiskCacheEvicted", "CompileErrors".
  *  Unknown names give 0. */
 int64_t lt_metrics_counter(const char *name);
 /** Timer statistics in milliseconds ("CompileTime", "ExecuteTime",

@@ -345,8 +345,8 @@ static void test_metrics_report_and_dumps(void **state)
 static void test_backend_and_cache_settings(void **state)
 {
     (void)state;
-    assert_string_equal(lt_lazy_backend(), "interp");
     assert_int_equal(lt_lazy_set_backend("interp"), LT_OK);
+    assert_string_equal(lt_lazy_backend(), "interp");
     assert_int_equal(lt_lazy_set_backend("tpu"), LT_ERR_ARGUMENT);
     LT_EXPECT_ERROR(LT_ERR_ARGUMENT, "unknown backend \"tpu\"");
     assert_int_equal(lt_lazy_set_cache_size(0), LT_ERR_ARGUMENT);
@@ -424,6 +424,26 @@ static void test_async_barrier(void **state)
     assert_int_equal(lt_metrics_counter("UncachedCompile"), 3); /* 2 factories, the step, the read */
 }
 
+/* Values read mid-graph (syncs between forward and backward) leave the
+ * tape usable: wrapped scalars saved on it are re-recorded. */
+static void test_backward_after_reading_intermediates(void **state)
+{
+    (void)state;
+    lt_tensor *x = lazy_data(vals8, (int64_t[]){8}, 1);
+    assert_int_equal(lt_set_requires_grad(x, true), LT_OK);
+    lt_tensor *y = LT_OK_T(lt_mul_scalar(lt_add_scalar(x, 0.5), 3));
+    float host[8];
+    assert_int_equal(lt_copy_to_host(y, host, sizeof host), LT_OK);
+    assert_true(host[0] == 4.5f);
+    lt_tensor *loss = LT_OK_T(lt_sum(lt_mul(y, lt_view(y, (int64_t[]){8}, 1)), NULL, 0, false));
+    assert_int_equal(lt_mark_step(), LT_OK);
+    assert_int_equal(lt_backward(loss, NULL), LT_OK);
+    double expect[8];
+    for (int i = 0; i < 8; i++)
+        expect[i] = 2 * 3 * (vals8[i] + 0.5) * 3; /* d/dx (3(x+0.5))^2 */
+    LT_ASSERT_ARRAY(lt_grad(x), expect, 8, 1e-5);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -447,6 +467,7 @@ int main(void)
         LT_TEST(test_backend_and_cache_settings),
         LT_TEST(test_donation_halves_update_memory),
         LT_TEST(test_async_barrier),
+        LT_TEST(test_backward_after_reading_intermediates),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

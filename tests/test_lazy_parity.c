@@ -1,9 +1,12 @@
-/* test_lazy_parity.c - every op run on the lazy device (interp backend)
- * matches the eager result on the same inputs, including views, in-place
- * updates of views, multi-output ops and chains that cross a fallback.
- * The eager results themselves are checked against known values by the
+/* test_lazy_parity.c - every op run on the lazy device matches the eager
+ * result on the same inputs, including views, in-place updates of views,
+ * multi-output ops and chains that cross a fallback, on both backends:
+ * interp (eager kernels node by node) and cpu (compiled, fused C). The
+ * eager results themselves are checked against known values by the
  * per-area tests. */
 #include "lt_test.h"
+
+#include <unistd.h>
 
 /* Deterministic inputs, created directly on the device under test. */
 static lt_tensor *input(lt_device dev, const int64_t *dims, int ndim, lt_dtype dt, double scale, double shift)
@@ -257,11 +260,12 @@ static double *run_case(const parity_case *c, lt_device dev, lt_tensor **meta_ou
     return v;
 }
 
-static void test_parity_all_ops(void **state)
+/* Runs the case table with the lazy device on `backend`; returns failures. */
+static int parity_on(const char *backend)
 {
-    (void)state;
     int failures = 0;
     lt_device cpu = lt_device_cpu(), lazy = lt_device_parse("lazy");
+    assert_int_equal(lt_lazy_set_backend(backend), LT_OK);
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         const parity_case *c = &cases[k];
         lt_tensor *em = NULL, *lm = NULL;
@@ -279,19 +283,47 @@ static void test_parity_all_ops(void **state)
                 print_error("case %s: element %lld eager %.9g lazy %.9g\n", c->name, (long long)i, e, l);
         }
         if (!ok) {
-            print_error("parity case %s FAILED\n", c->name);
+            print_error("parity case %s FAILED on the %s backend\n", c->name, backend);
             failures++;
         }
         free(ev);
         free(lv);
         lt_clear_error(); /* em and lm belong to the test's scope */
     }
-    print_message("%zu parity cases, %d failures\n", sizeof cases / sizeof cases[0], failures);
-    assert_int_equal(failures, 0);
+    print_message("%zu parity cases on the %s backend, %d failures\n", sizeof cases / sizeof cases[0], backend,
+                  failures);
+    return failures;
+}
+
+static void test_parity_interp(void **state)
+{
+    (void)state;
+    assert_int_equal(parity_on("interp"), 0);
+}
+
+static void test_parity_cpu(void **state)
+{
+    (void)state;
+    if (lt_lazy_set_backend("cpu") != LT_OK) {
+        print_message("cpu backend unavailable (%s): skipped\n", lt_last_error());
+        lt_clear_error();
+        skip();
+    }
+    assert_int_equal(parity_on("cpu"), 0);
 }
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {LT_TEST(test_parity_all_ops)};
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    /* compiled programs go to a private cache, never to ~/.cache */
+    char dir[] = "/tmp/lt_parity_cache_XXXXXX";
+    if (!mkdtemp(dir))
+        return 1;
+    setenv("LT_CACHE_DIR", dir, 1);
+    const struct CMUnitTest tests[] = {LT_TEST(test_parity_interp), LT_TEST(test_parity_cpu)};
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        failed++;
+    return failed;
 }

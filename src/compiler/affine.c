@@ -108,7 +108,7 @@ kir_aff kir_aff_madd(kir_kernel *k, const kir_aff *x, int64_t m, const kir_aff *
         size_t n = strlen(xs) + strlen(ys) + 48;
         text = malloc(n);
         if (text)
-            snprintf(text, n, "%s * %lld + %s", xs, (long long)m, ys);
+            snprintf(text, n, "(%s) * %lld + (%s)", xs, (long long)m, ys);
     }
     free(xs);
     free(ys);
@@ -161,7 +161,7 @@ kir_aff kir_aff_divmod(kir_kernel *k, const kir_aff *x, int64_t p, int64_t s)
         size_t n = strlen(xs) + 64;
         text = malloc(n);
         if (text)
-            snprintf(text, n, "%s / %lld %% %lld", xs, (long long)p, (long long)s);
+            snprintf(text, n, "(%s) / %lld %% %lld", xs, (long long)p, (long long)s);
     }
     free(xs);
     return opaque(k, text);

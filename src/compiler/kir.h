@@ -17,8 +17,10 @@
  * affine form c + sum a[v] * i_v. View ops transform maps (no copies),
  * broadcasting zeroes dims, and a buffer access is the map times the
  * buffer's contiguous strides. A reshape that no affine form can express
- * becomes an opaque C expression (the kernel then keeps its loops as they
- * are).
+ * would need an opaque C expression (division and remainder); the
+ * scheduler materializes the reshape's input instead, so generated code
+ * only has affine indices, which lets adjacent loops merge (coalescing)
+ * and inner loops vectorize.
  */
 #ifndef LT_COMPILER_KIR_H
 #define LT_COMPILER_KIR_H

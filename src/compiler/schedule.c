@@ -14,9 +14,14 @@
  * kind joins the latest pointwise kernel with the same domain (its shape)
  * that runs after everything it reads, as long as it reads that kernel's
  * own results only at the same index; otherwise it starts a new kernel.
- * When a reduction turns out to be needed at another index than its
- * kernel's own (broadcast back, or inside another reduction), it is marked
- * for materialization and the schedule is rebuilt.
+ * When a reduction turns out to be needed where it would be computed more
+ * than once per result (broadcast back, or inside another reduction), it
+ * is marked for materialization and the schedule is rebuilt; so is the
+ * input of a reshape that index arithmetic cannot express.
+ *
+ * Reshapes: a run of reshapes reaching a buffer is the buffer's row-major
+ * offset (no division); a materialized reshape of a computed value is
+ * computed over that value's own shape and stored at row-major offsets.
  */
 #include "compiler/kir.h"
 #include "lazy/lazy.h"
@@ -27,6 +32,8 @@
 /* Multi-consumer intermediates above this cost are materialized. */
 #define RECOMPUTE_MAX_COST 8
 #define RECOMPUTE_MAX_LOADS 3
+/* Inline expressions deeper than this are cut (lowering recurses). */
+#define MAX_INLINE_DEPTH 192
 
 enum { EV_ERROR = -1, EV_CONFLICT = -2, EV_RESTART = -3 };
 
@@ -384,13 +391,34 @@ static void kernel_restore(kir_kernel *k, kernel_mark m)
     k->scope = -1;
 }
 
-/* Does m address the kernel's own domain element by element? */
-static bool is_identity(const kir_kernel *k, const kir_map *m, const lt_meta *meta)
+/* Does m visit every element of a value of shape meta exactly once as the
+ * kernel's domain loops run (each dim of size > 1 one distinct domain
+ * variable of the same extent)? Then a reduction there is computed once
+ * per output element. */
+static bool is_bijective(const kir_kernel *k, const kir_map *m, const lt_meta *meta)
 {
-    if (k->kind != KK_POINTWISE || !lt_shape_equal(k->dom, k->ndom, meta->shape, meta->ndim))
+    if (k->kind != KK_POINTWISE || m->nd != meta->ndim ||
+        lt_shape_numel(meta->shape, meta->ndim) != lt_shape_numel(k->dom, k->ndom))
         return false;
-    kir_map id = kir_map_identity(k, k->ndom);
-    return kir_map_equal(&id, m);
+    bool used[KIR_MAXV] = {false};
+    for (int d = 0; d < m->nd; d++) {
+        const kir_aff *f = &m->d[d];
+        if (f->expr != -1 || f->c != 0)
+            return false;
+        int var = -1;
+        for (int v = 0; v < KIR_MAXV; v++) {
+            if (f->a[v] == 0)
+                continue;
+            if (var >= 0 || f->a[v] != 1)
+                return false;
+            var = v;
+        }
+        if (meta->shape[d] == 1 ? var >= 0 : var < 0 || var >= k->ndom || used[var] || k->ext[var] != meta->shape[d])
+            return false;
+        if (var >= 0)
+            used[var] = true;
+    }
+    return true;
 }
 
 /* ======================================================================= */
@@ -405,6 +433,10 @@ typedef struct lower_ctx {
 } lower_ctx;
 
 static int eval(lower_ctx *c, uint32_t value, const kir_map *m, bool compute);
+static uint32_t view_base(const kir_plan *p, uint32_t v);
+static uint32_t reshape_source(const kir_plan *p, uint32_t v);
+static bool chain_offset(const kir_plan *p, kir_kernel *k, uint32_t v, uint32_t base, const kir_map *m0,
+                         kir_aff *off);
 
 static int eval_const(lower_ctx *c, uint32_t value)
 {
@@ -487,7 +519,7 @@ static int eval_reduce(lower_ctx *c, uint32_t node, uint32_t out, const kir_map 
 {
     kir_kernel *k = c->k;
     const lt_gnode *n = gnode(c->p, node);
-    if (k->scope >= 0 || !is_identity(k, m, &n->out[0])) {
+    if (k->scope >= 0 || !is_bijective(k, m, &n->out[0])) {
         c->p->forced[KIR_VALUE(node, 0)] = 1; /* needed elsewhere: give it its own kernel */
         return EV_RESTART;
     }
@@ -575,9 +607,42 @@ static int eval(lower_ctx *c, uint32_t value, const kir_map *m, bool compute)
     const lt_gnode *n = gnode(p, node);
     switch (cls) {
     case NC_VIEW: {
+        /* a view of a buffer: one load at the composed offset */
+        uint32_t base = view_base(p, value_id(input_of(p, n, 0)));
+        if (p->mat[base] && p->vkernel[base] != c->kidx && p->cls[base / LT_MAX_OUTPUTS] != NC_SCALAR) {
+            kir_aff off;
+            if (chain_offset(p, c->k, value, base, m, &off)) {
+                int buf = p->vbuf[base];
+                int f = buf < 0 ? -1 : add_form(c->k, &off);
+                int i = f < 0 ? EV_ERROR : add_inst(c->k, KI_LOAD, p->b[buf].meta.dtype, base / LT_MAX_OUTPUTS);
+                if (i >= 0) {
+                    c->k->ins[i].buf = buf;
+                    c->k->ins[i].form = f;
+                }
+                return cse_add(c->k, value, m, h, i);
+            }
+        }
         kir_map im;
         uint32_t in = value_id(input_of(p, n, 0));
         kir_map_view(c->k, n, meta_of(p, in), m, &im);
+        for (int d = 0; d < im.nd; d++) {
+            if (im.d[d].expr == -1)
+                continue;
+            /* a reshape that index arithmetic cannot express: the value
+             * below its run of reshapes gets a buffer (the reshape is then
+             * a plain offset) */
+            uint32_t target = reshape_source(p, in);
+            if (p->mat[target] || p->forced[target])
+                target = in;
+            if (p->mat[target] || p->forced[target]) {
+                if (!c->fresh)
+                    return EV_CONFLICT;
+                lt_error(LT_ERR_STATE, "cpu compiler: cannot index the reshape %%%u", node);
+                return EV_ERROR;
+            }
+            p->forced[target] = 1;
+            return EV_RESTART;
+        }
         int x = eval(c, in, &im, false);
         return x < 0 ? x : cse_add(c->k, value, m, h, x);
     }
@@ -592,18 +657,21 @@ static int eval(lower_ctx *c, uint32_t value, const kir_map *m, bool compute)
     }
 }
 
-/* Appends "buffer of value = value" at the kernel's own index. */
-static int lower_output(lower_ctx *c, uint32_t value)
+/* Appends "buffer of value = src at the kernel's own index", storing at
+ * the row-major offset of that index (src is value itself, or the input
+ * of a reshape chain ending at value: the same elements in the same
+ * order). */
+static int lower_output(lower_ctx *c, uint32_t value, uint32_t src)
 {
     kir_map id = kir_map_identity(c->k, c->k->ndom);
-    int x = eval(c, value, &id, true);
+    int x = eval(c, src, &id, src == value);
     if (x < 0)
         return x;
     int buf = value_buffer(c->p, value);
     if (buf < 0)
         return EV_ERROR;
     kir_kernel *k = c->k; /* value_buffer does not move kernels */
-    kir_aff off = kir_map_offset(k, &id, &c->p->b[buf].meta);
+    kir_aff off = kir_map_offset(k, &id, meta_of(c->p, src));
     int f = add_form(k, &off);
     int s = f < 0 ? EV_ERROR : add_inst(k, KI_STORE, c->p->b[buf].meta.dtype, value / LT_MAX_OUTPUTS);
     if (s < 0)
@@ -630,10 +698,52 @@ static uint32_t view_base(const kir_plan *p, uint32_t v)
 }
 
 /*
- * The strides/offset (elements) of value v read straight from the buffer of
- * `base` at the end of its view chain. False when some view in between is
- * a reshape that strides cannot express.
+ * Offset form of value v at position m, read through its chain of views
+ * from the buffer of `base` where the chain ends. A run of reshapes that
+ * reaches the buffer is one row-major offset (no index division). False
+ * when a view in between cannot be written as index arithmetic.
  */
+static bool chain_offset(const kir_plan *p, kir_kernel *k, uint32_t v, uint32_t base, const kir_map *m0,
+                         kir_aff *off)
+{
+    int nexprs = k->nexprs;
+    kir_map m = *m0;
+    uint32_t u = v;
+    bool ok = true;
+    while (ok && u != base) {
+        const lt_gnode *n = gnode(p, u / LT_MAX_OUTPUTS);
+        uint32_t w = u;
+        while (w != base && gnode(p, w / LT_MAX_OUTPUTS)->op == LT_OP_VIEW)
+            w = value_id(input_of(p, gnode(p, w / LT_MAX_OUTPUTS), 0));
+        if (n->op == LT_OP_VIEW && w == base) { /* reshapes of the buffer: the same offsets */
+            *off = kir_map_offset(k, &m, meta_of(p, u));
+            ok = off->expr == -1;
+            break;
+        }
+        uint32_t in = value_id(input_of(p, n, 0));
+        kir_map im;
+        kir_map_view(k, n, meta_of(p, in), &m, &im);
+        for (int d = 0; d < im.nd; d++)
+            ok = ok && im.d[d].expr == -1;
+        m = im;
+        u = in;
+        if (ok && u == base) {
+            *off = kir_map_offset(k, &m, meta_of(p, base));
+            ok = off->expr == -1;
+        }
+    }
+    if (u == v && v == base)
+        *off = kir_map_offset(k, &m, meta_of(p, base));
+    if (!ok) { /* drop the expressions of the failed attempt */
+        for (int i = nexprs; i < k->nexprs; i++)
+            free(k->exprs[i]);
+        k->nexprs = nexprs;
+    }
+    return ok;
+}
+
+/* The strides/offset (elements) of value v as a strided view of the buffer
+ * of `base` at the end of its view chain, or false. */
 static bool strided_view(const kir_plan *p, uint32_t v, uint32_t base, int64_t *strides, int64_t *offset)
 {
     const lt_meta *vm = meta_of(p, v);
@@ -643,35 +753,29 @@ static bool strided_view(const kir_plan *p, uint32_t v, uint32_t base, int64_t *
     for (int d = 0; d < vm->ndim; d++)
         scratch.ext[d] = vm->shape[d] > 1 ? vm->shape[d] : 1;
     kir_map m = kir_map_identity(&scratch, vm->ndim);
-    uint32_t u = v;
-    while (u != base) {
-        const lt_gnode *n = gnode(p, u / LT_MAX_OUTPUTS);
-        uint32_t in = value_id(input_of(p, n, 0));
-        kir_map im;
-        kir_map_view(&scratch, n, meta_of(p, in), &m, &im);
-        m = im;
-        u = in;
-    }
-    kir_aff off = kir_map_offset(&scratch, &m, meta_of(p, base));
-    bool ok = off.expr == -1;
+    kir_aff off;
+    bool ok = chain_offset(p, &scratch, v, base, &m, &off);
     for (int d = 0; ok && d < vm->ndim; d++)
         strides[d] = off.a[d];
-    *offset = off.c;
+    *offset = ok ? off.c : 0;
     kernel_free(&scratch);
     return ok;
 }
 
-/* Is root value v a view of a leaf that has exactly its layout? Then the
- * root's result is the leaf's buffer itself. */
-static bool root_is_leaf_alias(kir_plan *p, uint32_t v)
+/* Is root value v a view, with exactly its layout, of a leaf or of another
+ * root? Then its result is that buffer itself (no copy). */
+static bool root_is_alias(kir_plan *p, uint32_t v)
 {
     uint32_t u = v;
-    while (p->cls[u / LT_MAX_OUTPUTS] == NC_VIEW)
+    while (p->cls[u / LT_MAX_OUTPUTS] == NC_VIEW) {
         u = value_id(input_of(p, gnode(p, u / LT_MAX_OUTPUTS), 0));
-    if (p->cls[u / LT_MAX_OUTPUTS] != NC_LEAF)
-        return false;
+        if (is_root(p, u))
+            break;
+    }
     if (u == v)
-        return true;
+        return p->cls[u / LT_MAX_OUTPUTS] == NC_LEAF;
+    if (p->cls[u / LT_MAX_OUTPUTS] != NC_LEAF && !is_root(p, u))
+        return false;
     const lt_meta *vm = meta_of(p, v), *um = meta_of(p, u);
     if (lt_shape_numel(vm->shape, vm->ndim) != lt_shape_numel(um->shape, um->ndim))
         return false;
@@ -747,21 +851,19 @@ static lt_status decide_recompute(kir_plan *p)
 {
     uint32_t nn = p->g->nnodes;
     int *cost = calloc(nn + 1, sizeof *cost), *loads = calloc(nn + 1, sizeof *loads);
+    int *depth = calloc(nn + 1, sizeof *depth);
     bool *red = calloc(nn + 1, sizeof *red);
-    if (!cost || !loads || !red) {
-        free(cost), free(loads), free(red);
+    if (!cost || !loads || !red || !depth) {
+        free(cost), free(loads), free(red), free(depth);
         return oom();
     }
     for (uint32_t i = 0; i < nn; i++) {
         int cls = p->cls[i];
         const lt_gnode *n = gnode(p, i);
-        if (cls == NC_REDUCE) {
-            red[i] = true;
-            continue;
-        }
-        if (cls != NC_EW && cls != NC_VIEW && cls != NC_FACTORY)
+        if (cls != NC_EW && cls != NC_VIEW && cls != NC_FACTORY && cls != NC_REDUCE)
             continue;
         cost[i] = op_cost(n);
+        red[i] = cls == NC_REDUCE;
         for (uint32_t k = 0; k < n->nin; k++) {
             uint32_t v = value_id(input_of(p, n, k)), u = v / LT_MAX_OUTPUTS;
             if (p->cls[u] == NC_SCALAR)
@@ -773,13 +875,18 @@ static lt_status decide_recompute(kir_plan *p)
             cost[i] += cost[u];
             loads[i] += loads[u];
             red[i] = red[i] || red[u];
+            depth[i] = depth[u] + 1 > depth[i] ? depth[u] + 1 : depth[i];
         }
         uint32_t v = KIR_VALUE(i, 0);
-        if (p->uses[v] > 1 && !p->mat[v] &&
-            (cost[i] > RECOMPUTE_MAX_COST || loads[i] > RECOMPUTE_MAX_LOADS || red[i]))
+        if (p->mat[v] || cls == NC_REDUCE)
+            continue;
+        if ((p->uses[v] > 1 && (cost[i] > RECOMPUTE_MAX_COST || loads[i] > RECOMPUTE_MAX_LOADS || red[i])) ||
+            depth[i] >= MAX_INLINE_DEPTH) {
             p->mat[v] = 1;
+            depth[i] = 0;
+        }
     }
-    free(cost), free(loads), free(red);
+    free(cost), free(loads), free(red), free(depth);
     return LT_OK;
 }
 
@@ -800,23 +907,28 @@ static lt_status decide_materialized(kir_plan *p)
     }
     for (uint32_t r = 0; r < g->nroots; r++) {
         uint32_t v = value_id(g->roots[r]);
-        if (!root_is_leaf_alias(p, v))
+        if (!root_is_alias(p, v))
             p->mat[v] = 1;
     }
     /* A reduction runs inside its consumer's kernel only when that single
-     * consumer is elementwise over the reduction's own shape. */
+     * consumer (past reshapes and permutations of the same size) is
+     * elementwise over as many elements: each result is then used once.
+     * Lowering checks the index map and falls back to materializing. */
     for (uint32_t i = 0; i < g->nnodes; i++) {
         const lt_gnode *n = &g->nodes[i];
         if (p->cls[i] != NC_REDUCE)
             continue;
+        int64_t numel = lt_shape_numel(n->out[0].shape, n->out[0].ndim);
         for (int o = 0; o < n->nout; o++) {
             uint32_t v = KIR_VALUE(i, o);
             if (p->mat[v] || p->uses[v] == 0)
                 continue;
             uint32_t c = n->nout == 1 ? sole_consumer(p, v) : UINT32_MAX;
+            while (c != UINT32_MAX && p->cls[c] == NC_VIEW && !p->mat[KIR_VALUE(c, 0)] &&
+                   lt_shape_numel(gnode(p, c)->out[0].shape, gnode(p, c)->out[0].ndim) == numel)
+                c = sole_consumer(p, KIR_VALUE(c, 0));
             bool inline_ok = c != UINT32_MAX && p->cls[c] == NC_EW &&
-                             lt_shape_equal(gnode(p, c)->out[0].shape, gnode(p, c)->out[0].ndim, n->out[0].shape,
-                                            n->out[0].ndim);
+                             lt_shape_numel(gnode(p, c)->out[0].shape, gnode(p, c)->out[0].ndim) == numel;
             if (!inline_ok)
                 p->mat[v] = 1;
         }
@@ -852,27 +964,44 @@ static int deps_kernel(kir_plan *p, uint32_t v, uint32_t *stamp, uint32_t walk)
     return best;
 }
 
+/* The value a materialized reshape copies: down its run of reshapes to
+ * the first value that is not one (not yet materialized). A reshape is
+ * computed over that value's own shape and stored at row-major offsets,
+ * so it needs no index division. */
+static uint32_t reshape_source(const kir_plan *p, uint32_t v)
+{
+    uint32_t u = v;
+    while (p->cls[u / LT_MAX_OUTPUTS] == NC_VIEW && gnode(p, u / LT_MAX_OUTPUTS)->op == LT_OP_VIEW) {
+        uint32_t in = value_id(input_of(p, gnode(p, u / LT_MAX_OUTPUTS), 0));
+        if (p->mat[in] || p->cls[in / LT_MAX_OUTPUTS] == NC_SCALAR)
+            break;
+        u = in;
+    }
+    return u;
+}
+
 static int place_pointwise(kir_plan *p, uint32_t v, uint32_t *stamp, uint32_t walk)
 {
-    const lt_meta *om = meta_of(p, v);
+    uint32_t src = reshape_source(p, v);
+    const lt_meta *dom = meta_of(p, src);
     int dep = deps_kernel(p, v, stamp, walk);
     for (int j = p->nk - 1; j >= 0 && j >= dep; j--) {
         kir_kernel *k = &p->k[j];
-        if (k->kind != KK_POINTWISE || !lt_shape_equal(k->dom, k->ndom, om->shape, om->ndim))
+        if (k->kind != KK_POINTWISE || !lt_shape_equal(k->dom, k->ndom, dom->shape, dom->ndim))
             continue;
         kernel_mark mark = kernel_save(k);
         lower_ctx c = {p, k, j, false};
-        int r = lower_output(&c, v);
+        int r = lower_output(&c, v, src);
         if (r >= 0 || r == EV_RESTART || r == EV_ERROR)
             return r;
         kernel_restore(&p->k[j], mark);
         break; /* only the latest candidate is tried */
     }
-    kir_kernel *k = kernel_new(p, KK_POINTWISE, v / LT_MAX_OUTPUTS, om);
+    kir_kernel *k = kernel_new(p, KK_POINTWISE, v / LT_MAX_OUTPUTS, dom);
     if (!k)
         return EV_ERROR;
     lower_ctx c = {p, k, p->nk - 1, true};
-    int r = lower_output(&c, v);
+    int r = lower_output(&c, v, src);
     return r == EV_CONFLICT ? EV_ERROR : r;
 }
 
@@ -1069,10 +1198,9 @@ static lt_status assign_roots(kir_plan *p)
 {
     for (uint32_t r = 0; r < p->g->nroots; r++) {
         uint32_t v = value_id(p->g->roots[r]);
-        if (!p->mat[v]) { /* a view with the exact layout of a leaf */
-            while (p->cls[v / LT_MAX_OUTPUTS] == NC_VIEW)
-                v = value_id(input_of(p, gnode(p, v / LT_MAX_OUTPUTS), 0));
-        }
+        /* a view with the exact layout of a leaf or another root */
+        while (p->vbuf[v] < 0 && p->cls[v / LT_MAX_OUTPUTS] == NC_VIEW)
+            v = value_id(input_of(p, gnode(p, v / LT_MAX_OUTPUTS), 0));
         p->root_buf[r] = p->vbuf[v];
         if (p->root_buf[r] < 0)
             return lt_error(LT_ERR_STATE, "cpu compiler: root %u has no buffer", r);

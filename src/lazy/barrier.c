@@ -7,6 +7,7 @@
  * compiled programs, compiles on a miss, runs the program and hands each
  * root tensor its result buffer.
  */
+#include "compiler/compiler.h"
 #include "lazy/graph.h"
 
 #include <stdlib.h>
@@ -24,10 +25,29 @@ static int cache_count;
 static int cache_capacity = -1;
 static const lt_backend *current_backend;
 
+/* The backend in use. The first call picks the default: LT_BACKEND=interp
+ * or cpu, else cpu when a C compiler works; without one, a one-time warning
+ * and the interp backend. */
 static const lt_backend *backend(void)
 {
-    if (!current_backend)
+    if (current_backend)
+        return current_backend;
+    const char *env = getenv("LT_BACKEND");
+    if (env && strcmp(env, "interp") == 0) {
         current_backend = lt_backend_interp();
+        return current_backend;
+    }
+    if (env && *env && strcmp(env, "cpu") != 0)
+        fprintf(stderr, "lazytensor: warning: unknown LT_BACKEND=\"%s\" (expected cpu or interp), using the default\n",
+                env);
+    char why[512];
+    if (lt_cc_available(why, sizeof why)) {
+        current_backend = lt_backend_cpu();
+    } else {
+        fprintf(stderr, "lazytensor: warning: no working C compiler for the cpu backend (%s); the lazy device "
+                        "uses the interp backend\n", why);
+        current_backend = lt_backend_interp();
+    }
     return current_backend;
 }
 
@@ -418,7 +438,14 @@ lt_status lt_lazy_set_backend(const char *name)
         current_backend = lt_backend_interp();
         return LT_OK;
     }
-    return lt_error(LT_ERR_ARGUMENT, "lazy_set_backend: unknown backend \"%s\" (available: interp)", name);
+    if (strcmp(name, "cpu") == 0) {
+        char why[512];
+        if (!lt_cc_available(why, sizeof why))
+            return lt_error(LT_ERR_UNSUPPORTED, "lazy_set_backend: backend \"cpu\" needs a working C compiler: %s", why);
+        current_backend = lt_backend_cpu();
+        return LT_OK;
+    }
+    return lt_error(LT_ERR_ARGUMENT, "lazy_set_backend: unknown backend \"%s\" (available: cpu, interp)", name);
 }
 
 const char *lt_lazy_backend(void) { return backend()->name; }

@@ -81,6 +81,8 @@ typedef struct lt_lazy {
     int nchain;
     uint64_t base_version;    /* base version the value was derived from */
     bool inflight;            /* its data is being computed asynchronously */
+    bool is_scalar;           /* a wrapped C scalar: its value is `scalar` */
+    double scalar;
     uint32_t leaf_node;       /* memoized data leaf in `generation` */
     uint64_t leaf_generation;
 } lt_lazy;

@@ -206,6 +206,15 @@ lt_status lt_lazy_value_of(lt_tensor *t, lt_value *v)
     }
     if (t->storage)
         return leaf_of(t, v);
+    if (z->is_scalar) { /* scalars are never materialized: re-record them */
+        uint32_t node = lt_ir_add_scalar(z->scalar);
+        if (node == UINT32_MAX)
+            return lt_last_status();
+        v->node = node;
+        v->out = 0;
+        set_pending(t, *v);
+        return LT_OK;
+    }
     return lt_error(LT_ERR_STATE, "lazy: tensor %llu has neither data nor a pending value",
                     (unsigned long long)t->id);
 }
@@ -309,6 +318,8 @@ lt_tensor *lt_lazy_wrap_scalar(double v)
     }
     lt_value val = {node, 0};
     set_pending(t, val);
+    L(t)->is_scalar = true;
+    L(t)->scalar = v;
     return t;
 }
 
@@ -618,5 +629,7 @@ lt_tensor *lt_lazy_alias(lt_tensor *t)
     } else {
         set_pending(a, v);
     }
+    L(a)->is_scalar = L(t)->is_scalar;
+    L(a)->scalar = L(t)->scalar;
     return a;
 }

@@ -1,0 +1,271 @@
+/*
+ * cpu.c - the "cpu" backend: compiles each canonical graph into one native
+ * program (src/compiler: schedule, memory plan, C renderer, system C
+ * compiler, disk cache) and runs it.
+ *
+ * An execution binds the program's buffer table: leaves are the input
+ * buffers, outputs get fresh buffers (or a donated leaf's buffer when the
+ * barrier allows it and the plan proved it safe), temporaries live in one
+ * workspace allocation. The program's calls into eager kernels (matmul,
+ * conv, indexing, random numbers...) come back through rt_call, which wraps
+ * the buffers in strided CPU tensor handles and runs lt_eager_run.
+ */
+#include "compiler/compiler.h"
+#include "compiler/kir.h"
+#include "eager/eager.h"
+#include "lazy/lazy.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+typedef struct lt_rt {
+    void *ctx;
+    int (*call)(void *ctx, int id);
+} lt_rt;
+
+typedef int (*entry_fn)(void *const *B, const double *S, const lt_rt *rt);
+
+typedef struct cpu_exe {
+    kir_plan plan;
+    void *handle;
+    entry_fn entry;
+} cpu_exe;
+
+/* ---- compile ---------------------------------------------------------------- */
+
+/* LT_DUMP_KERNELS=dir: the generated C of every compiled graph. */
+static void dump_source(const char *src, size_t len)
+{
+    const char *dir = getenv("LT_DUMP_KERNELS");
+    if (!dir || !*dir)
+        return;
+    mkdir(dir, 0755);
+    uint64_t h[2];
+    lt_ir_hash_init(h);
+    for (size_t i = 0; i < len; i++)
+        lt_ir_hash_u64(h, (unsigned char)src[i]);
+    char path[1200];
+    snprintf(path, sizeof path, "%s/graph-%016llx%016llx.c", dir, (unsigned long long)h[0], (unsigned long long)h[1]);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return;
+    fwrite(src, 1, len, f);
+    fclose(f);
+}
+
+static void cpu_release(void *exe)
+{
+    cpu_exe *e = exe;
+    if (!e)
+        return;
+    lt_cc_unload(e->handle);
+    kir_plan_free(&e->plan);
+    free(e);
+}
+
+static void *cpu_compile(const lt_graph *g)
+{
+    cpu_exe *e = calloc(1, sizeof *e);
+    if (!e) {
+        lt_error(LT_ERR_MEMORY, "cpu backend: out of memory");
+        return NULL;
+    }
+    if (kir_schedule(&e->plan, g) != LT_OK) {
+        free(e);
+        return NULL;
+    }
+    size_t len = 0;
+    char *src = kir_memplan(&e->plan) == LT_OK ? kir_render(&e->plan, &len) : NULL;
+    if (!src) {
+        cpu_release(e);
+        return NULL;
+    }
+    dump_source(src, len);
+    lt_metric_set("Kernels", e->plan.nk);
+    lt_metric_set("KernelCalls", e->plan.ncalls);
+    void *entry = NULL;
+    char key[33];
+    lt_status st = lt_cc_load(src, len, &e->handle, &entry, key);
+    free(src);
+    if (st != LT_OK) {
+        cpu_release(e);
+        return NULL;
+    }
+    e->entry = (entry_fn)entry;
+    return e;
+}
+
+/* ---- execute ----------------------------------------------------------------- */
+
+typedef struct exec_ctx {
+    const cpu_exe *exe;
+    lt_exec_args *args;
+    lt_storage **store; /* per buffer: the storage holding it */
+    int64_t *base;      /* per buffer: byte offset of its data in that storage */
+    void **ptr;         /* per buffer: its data */
+} exec_ctx;
+
+/* A CPU handle on buffer b with the given geometry (elements). */
+static lt_tensor *buffer_handle(exec_ctx *x, int b, const lt_meta *m, const int64_t *strides, int64_t offset)
+{
+    lt_meta hm = *m;
+    hm.weak = 0;
+    lt_tensor *t = lt_tensor_new_handle(&hm, lt_device_cpu());
+    if (!t)
+        return NULL;
+    t->storage = x->store[b];
+    atomic_fetch_add(&t->storage->refcount, 1);
+    if (strides)
+        memcpy(t->strides, strides, sizeof(int64_t) * (size_t)m->ndim);
+    t->offset = x->base[b] / (int64_t)lt_dtype_size((lt_dtype)m->dtype) + offset;
+    return t;
+}
+
+/* A 0-d f64 wrapped scalar (as the lazy device records them). */
+static lt_tensor *scalar_handle(double v)
+{
+    int64_t none[1] = {0};
+    lt_meta m = lt_meta_make(LT_F64, none, 0);
+    lt_tensor *t = lt_tensor_alloc(&m, lt_device_cpu(), "scalar");
+    if (!t)
+        return NULL;
+    t->weak = 1;
+    *(double *)lt_tensor_ptr(t) = v;
+    return t;
+}
+
+/* The runtime table's call: runs the eager kernel of call `id`. */
+static int rt_call(void *ctx, int id)
+{
+    exec_ctx *x = ctx;
+    const kir_plan *p = &x->exe->plan;
+    const kir_call *c = &p->calls[id];
+    const lt_gnode *n = &p->g->nodes[c->node];
+    const double *scalars = x->args->scalars;
+    lt_attrs a = n->attrs;
+    for (int k = 0; k < a.nf; k++)
+        if (n->attr_param[k] >= 0)
+            a.f[k] = scalars[n->attr_param[k]];
+    lt_tensor *small[8], **in = c->nin <= 8 ? small : calloc((size_t)c->nin, sizeof *in);
+    lt_tensor *out[LT_MAX_OUTPUTS] = {NULL};
+    if (!in)
+        return lt_error(LT_ERR_MEMORY, "cpu backend: out of memory");
+    lt_status st = LT_OK;
+    int made = 0;
+    for (; made < c->nin && st == LT_OK; made++) {
+        const kir_arg *arg = &c->in[made];
+        if (arg->scalar)
+            in[made] = scalar_handle(arg->slot >= 0 ? scalars[arg->slot] : arg->value);
+        else
+            in[made] = buffer_handle(x, arg->buf, &arg->meta, arg->strides, arg->offset);
+        if (!in[made])
+            st = lt_last_status();
+    }
+    for (int o = 0; o < c->nout && st == LT_OK; o++) {
+        out[o] = buffer_handle(x, c->out[o], &p->b[c->out[o]].meta, NULL, 0);
+        if (!out[o])
+            st = lt_last_status();
+    }
+    if (st == LT_OK)
+        st = lt_eager_run((lt_op)n->op, in, c->nin, &a, n->out, out, lt_device_cpu());
+    for (int k = 0; k < made; k++)
+        if (in[k])
+            lt_tensor_unref(in[k]);
+    for (int o = 0; o < LT_MAX_OUTPUTS; o++)
+        if (out[o])
+            lt_tensor_unref(out[o]);
+    if (in != small)
+        free(in);
+    return (int)st;
+}
+
+/* Binds every buffer of the plan to memory. */
+static lt_status bind_buffers(exec_ctx *x, lt_storage *ws)
+{
+    const kir_plan *p = &x->exe->plan;
+    lt_exec_args *args = x->args;
+    for (int b = 0; b < p->nb; b++) {
+        const kir_buf *buf = &p->b[b];
+        lt_storage *s = NULL;
+        x->base[b] = 0;
+        if (buf->kind == KB_LEAF) {
+            s = args->leaves[buf->slot];
+            atomic_fetch_add(&s->refcount, 1);
+        } else if (buf->kind == KB_OUT) {
+            if (buf->donor >= 0 && args->donatable && args->donatable[buf->donor]) {
+                s = args->leaves[buf->donor];
+                atomic_fetch_add(&s->refcount, 1);
+                args->donated++;
+            } else {
+                s = lt_host_buffer_alloc(buf->nbytes);
+                if (!s)
+                    return lt_last_status();
+            }
+        } else {
+            s = ws;
+            atomic_fetch_add(&s->refcount, 1);
+            x->base[b] = buf->offset;
+        }
+        x->store[b] = s;
+        x->ptr[b] = (char *)s->data + x->base[b];
+    }
+    return LT_OK;
+}
+
+static lt_status cpu_execute(void *exe, lt_exec_args *args)
+{
+    const cpu_exe *e = exe;
+    const kir_plan *p = &e->plan;
+    size_t nb = (size_t)p->nb + 1;
+    exec_ctx x = {e, args, calloc(nb, sizeof(lt_storage *)), calloc(nb, sizeof(int64_t)), calloc(nb, sizeof(void *))};
+    lt_storage *ws = NULL;
+    lt_status st = LT_OK;
+    if (!x.store || !x.base || !x.ptr)
+        st = lt_error(LT_ERR_MEMORY, "cpu backend: out of memory");
+    if (st == LT_OK && p->ws_size > 0) {
+        lt_device cpu = lt_device_cpu();
+        ws = lt_storage_new((size_t)p->ws_size, cpu, "cpu program workspace");
+        if (!ws)
+            st = lt_last_status();
+    }
+    if (st == LT_OK)
+        st = bind_buffers(&x, ws);
+    if (st == LT_OK) {
+        lt_rt rt = {&x, rt_call};
+        int status = e->entry(x.ptr, args->scalars, &rt);
+        if (status != 0)
+            st = lt_error_pending() ? (lt_status)status
+                                    : lt_error((lt_status)status, "cpu backend: a runtime call failed");
+    }
+    for (uint32_t r = 0; r < p->g->nroots; r++) {
+        args->outputs[r] = NULL;
+        if (st == LT_OK) {
+            lt_storage *s = x.store[p->root_buf[r]];
+            atomic_fetch_add(&s->refcount, 1);
+            args->outputs[r] = s;
+        }
+    }
+    for (int b = 0; x.store && b < p->nb; b++)
+        lt_storage_unref(x.store[b]);
+    lt_storage_unref(ws);
+    free(x.store);
+    free(x.base);
+    free(x.ptr);
+    return st;
+}
+
+const lt_backend *lt_backend_cpu(void)
+{
+    static const lt_backend cpu = {
+        .name = "cpu",
+        .compile = cpu_compile,
+        .execute = cpu_execute,
+        .release = cpu_release,
+        .buffer_alloc = lt_host_buffer_alloc,
+        .copy_to_host = lt_host_copy_to_host,
+        .copy_from_host = lt_host_copy_from_host,
+        .host_visible = true,
+    };
+    return &cpu;
+}

@@ -1,0 +1,43 @@
+/*
+ * compiler.h - the cpu compiler backend: a lazy graph goes in, one native
+ * program (C rendered by the compiler, built with the system C compiler,
+ * loaded with dlopen) comes out.
+ *
+ * Environment:
+ *   LT_CC            C compiler command (default "cc")
+ *   LT_CFLAGS        its flags (default LT_CC_DEFAULT_FLAGS)
+ *   LT_CACHE_DIR     disk cache of built programs (default ~/.cache/lazytensor)
+ *   LT_CACHE_MAX_MB  bound on the disk cache (default 512; oldest evicted first)
+ *   LT_DUMP_KERNELS  directory: the generated C of every compiled graph
+ * Counters: "Kernels" (kernels of the last compiled program), "KernelCalls"
+ * (of which eager calls), "DiskCacheHit", "DiskCacheMiss", "CompileErrors",
+ * "DiskCacheCorrupt".
+ */
+#ifndef LT_COMPILER_H
+#define LT_COMPILER_H
+
+#include "backend/backend.h"
+
+#define LT_CC_DEFAULT_FLAGS "-O3 -march=native -fopenmp -fno-math-errno -ffp-contract=off -fPIC -shared"
+
+/* The cpu backend (src/backend/cpu.c). */
+const lt_backend *lt_backend_cpu(void);
+
+/* True when the C compiler works (checked once: `cc --version` and one
+ * probe build); otherwise writes the reason into why. */
+bool lt_cc_available(char *why, size_t cap);
+
+/*
+ * The shared object built from C source src: loaded from the disk cache
+ * (validated) or compiled, stored atomically and loaded. Sets *handle (for
+ * lt_cc_unload) and *entry (the symbol lt_program_entry); key_hex receives
+ * the cache key (33 bytes). A compile error returns LT_ERR_UNSUPPORTED
+ * with the compiler's log, keeping the source next to the cache.
+ */
+lt_status lt_cc_load(const char *src, size_t len, void **handle, void **entry, char *key_hex);
+void lt_cc_unload(void *handle);
+
+/* The cache directory in use (created on demand), or NULL. */
+const char *lt_cc_cache_dir(void);
+
+#endif

@@ -1,0 +1,1380 @@
+/*
+ * render.c - renders a kernel plan as one C translation unit.
+ *
+ * Layout of the generated file:
+ *   a header comment (version stamp, buffer table), a small prelude
+ *   (half-precision conversions, helpers shared with the eager kernels'
+ *   semantics), one static function per pointwise/row kernel, and the
+ *   entry point
+ *       int lt_program_entry(void *const *B, const double *S, const lt_rt *rt)
+ *   which runs the kernels in order. B[i] is buffer i of the plan, S[k]
+ *   scalar parameter k; calls into the library's eager kernels go through
+ *   rt->call(rt->ctx, id).
+ *
+ * Values are SSA variables v<i> (one per instruction) of their dtype's C
+ * type (bf16/f16 values are floats already rounded to their precision,
+ * bools are bool). Every elementwise op computes in the same working dtype
+ * and with the same expression as its eager loop (elementwise.c), every
+ * reduction with the same accumulator types as reduce.c, so compiled and
+ * eager results agree to rounding of summation order.
+ */
+#include "compiler/kir.h"
+#include "lazy/lazy.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define KIR_VERSION "lazytensor-cpu-3"
+#define PAR_CHUNKS 64 /* chunks of a parallel one-dimensional loop */
+
+/* ---- string builder ----------------------------------------------------- */
+
+typedef struct sb {
+    char *s;
+    size_t n, cap;
+    bool failed;
+} sb;
+
+static void sb_printf(sb *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sb_printf(sb *b, const char *fmt, ...)
+{
+    if (b->failed)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(b->s ? b->s + b->n : NULL, b->s ? b->cap - b->n : 0, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+        b->failed = true;
+        return;
+    }
+    if (!b->s || b->n + (size_t)n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 4096;
+        while (cap < b->n + (size_t)n + 1)
+            cap *= 2;
+        char *s = realloc(b->s, cap);
+        if (!s) {
+            b->failed = true;
+            return;
+        }
+        b->s = s;
+        b->cap = cap;
+        va_start(ap, fmt);
+        vsnprintf(b->s + b->n, b->cap - b->n, fmt, ap);
+        va_end(ap);
+    }
+    b->n += (size_t)n;
+}
+
+static void indent(sb *b, int depth)
+{
+    for (int i = 0; i < depth; i++)
+        sb_printf(b, "    ");
+}
+
+/* snprintf for expression fragments: a fragment that does not fit marks
+ * the rendering as failed (never silently truncated C). */
+static _Thread_local bool fragment_truncated;
+
+static void frag(char *dst, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void frag(char *dst, size_t cap, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(dst, cap, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= cap)
+        fragment_truncated = true;
+}
+
+/* ---- types and conversions ---------------------------------------------- */
+
+/* C type of a value (bf16/f16 values are their bits: a copy moves them
+ * unchanged, NaN payloads included; arithmetic converts to f32). */
+static const char *vtype(int dt)
+{
+    static const char *names[] = {"float", "double", "int32_t", "int64_t", "uint8_t", "bool", "uint16_t", "uint16_t"};
+    return dt >= 0 && dt < LT_NUM_DTYPES ? names[dt] : "double";
+}
+
+/* C type of a buffer element (bool as bytes, bf16/f16 as bits). */
+static const char *stype(int dt)
+{
+    static const char *names[] = {"float", "double", "int32_t", "int64_t", "uint8_t", "uint8_t", "uint16_t",
+                                  "uint16_t"};
+    return dt >= 0 && dt < LT_NUM_DTYPES ? names[dt] : "double";
+}
+
+static bool is_half(int dt) { return dt == LT_BF16 || dt == LT_F16; }
+
+/* Writes into out the expression x (of dtype from) converted to dtype to,
+ * with the eager runtime's conversion rules (copy.c). */
+static void cvt(char *out, size_t cap, const char *x, int from, int to)
+{
+    char wide[1100];
+    if (from != to && is_half(from)) { /* through f32, like LT_LOAD_bf16/f16 */
+        frag(wide, sizeof wide, "%s(%s)", from == LT_BF16 ? "lt_bf16_to_f32" : "lt_f16_to_f32", x);
+        x = wide;
+        from = LT_F32;
+    }
+    if (from == to)
+        frag(out, cap, "%s", x);
+    else if (to == LT_BOOL)
+        frag(out, cap, "(%s != 0)", x);
+    else if (to == LT_BF16)
+        frag(out, cap, "lt_f32_to_bf16((float)(%s))", x);
+    else if (to == LT_F16)
+        frag(out, cap, "lt_f32_to_f16((float)(%s))", x);
+    else if (x[strspn(x, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.[]")] == '\0')
+        frag(out, cap, "(%s)%s", vtype(to), x); /* a name, a number or S[k] */
+    else
+        frag(out, cap, "(%s)(%s)", vtype(to), x);
+}
+
+/* A double literal that C reads back exactly. */
+static void double_literal(char *out, size_t cap, double v)
+{
+    frag(out, cap, "%.17g", v);
+    if (!strpbrk(out, ".eEni"))
+        strncat(out, ".0", cap - strlen(out) - 1);
+}
+
+/* Scalar attribute k of node n: a runtime parameter or a baked literal. */
+static void attr_scalar(char *out, size_t cap, const lt_gnode *n, int k)
+{
+    if (k < n->attrs.nf && n->attr_param[k] >= 0)
+        frag(out, cap, "S[%d]", n->attr_param[k]);
+    else
+        double_literal(out, cap, k < n->attrs.nf ? n->attrs.f[k] : 0.0);
+}
+
+/* ---- rendering context -------------------------------------------------- */
+
+typedef struct rctx {
+    sb *b;
+    const kir_plan *p;
+    const kir_kernel *k;
+    bool failed;
+    /* column mode: the kernel's innermost domain loop (variable col_var)
+     * runs in blocks of COL_BLOCK inside each reduction's loops, every
+     * accumulator is an array over the block */
+    bool col;
+    int col_var;
+} rctx;
+
+#define COL_BLOCK 256
+
+static const lt_gnode *gnode(const rctx *c, uint32_t i) { return &c->p->g->nodes[i]; }
+
+static void var(char *out, size_t cap, int inst) { frag(out, cap, "v%d", inst); }
+
+/* Operand j of instruction i converted to dtype to. */
+static void operand(const rctx *c, const kir_inst *in, int j, int to, char *out, size_t cap)
+{
+    char v[32];
+    var(v, sizeof v, in->in[j]);
+    cvt(out, cap, v, c->k->ins[in->in[j]].dtype, to);
+}
+
+static void form_str(const rctx *c, int form, char *out, size_t cap)
+{
+    int n = kir_aff_str(c->k, &c->k->forms[form], out, cap);
+    if (n < 0 || (size_t)n >= cap)
+        fragment_truncated = true;
+}
+
+/* ---- elementwise expressions ------------------------------------------------ */
+
+#define X_CAP 1024
+
+/* Float (T = float/double) expression of unary/binary op over a, b. */
+static bool float_expr(lt_op op, const lt_gnode *n, int w, const char *a, const char *b, char *e, size_t cap)
+{
+    const char *T = vtype(w), *f = w == LT_F32 ? "f" : "";
+    char alpha[64], lo[64], hi[64];
+    attr_scalar(alpha, sizeof alpha, n, 0);
+    switch (op) {
+    case LT_OP_NEG: frag(e, cap, "-%s", a); break;
+    case LT_OP_ABS: frag(e, cap, "fabs%s(%s)", f, a); break;
+    case LT_OP_EXP: frag(e, cap, "exp%s(%s)", f, a); break;
+    case LT_OP_LOG: frag(e, cap, "log%s(%s)", f, a); break;
+    case LT_OP_LOG1P: frag(e, cap, "log1p%s(%s)", f, a); break;
+    case LT_OP_EXPM1: frag(e, cap, "expm1%s(%s)", f, a); break;
+    case LT_OP_SQRT: frag(e, cap, "sqrt%s(%s)", f, a); break;
+    case LT_OP_RSQRT: frag(e, cap, "(%s)1 / sqrt%s(%s)", T, f, a); break;
+    case LT_OP_SIN: frag(e, cap, "sin%s(%s)", f, a); break;
+    case LT_OP_COS: frag(e, cap, "cos%s(%s)", f, a); break;
+    case LT_OP_TANH: frag(e, cap, "tanh%s(%s)", f, a); break;
+    case LT_OP_SIGMOID: frag(e, cap, "(%s)1 / ((%s)1 + exp%s(-%s))", T, T, f, a); break;
+    case LT_OP_RELU: frag(e, cap, "%s <= 0 ? (%s)0 : %s", a, T, a); break;
+    case LT_OP_GELU:
+        frag(e, cap, "%s * (%s)0.5 * ((%s)1 + erf%s(%s * (%s)0.70710678118654752440))", a, T, T, f, a, T);
+        break;
+    case LT_OP_SILU: frag(e, cap, "%s / ((%s)1 + exp%s(-%s))", a, T, f, a); break;
+    case LT_OP_ERF: frag(e, cap, "erf%s(%s)", f, a); break;
+    case LT_OP_SIGN: frag(e, cap, "(%s)((%s > 0) - (%s < 0))", T, a, a); break;
+    case LT_OP_FLOOR: frag(e, cap, "floor%s(%s)", f, a); break;
+    case LT_OP_CEIL: frag(e, cap, "ceil%s(%s)", f, a); break;
+    case LT_OP_ROUND: frag(e, cap, "rint%s(%s)", f, a); break;
+    case LT_OP_RECIPROCAL: frag(e, cap, "(%s)1 / %s", T, a); break;
+    case LT_OP_CLAMP:
+        attr_scalar(lo, sizeof lo, n, 0);
+        attr_scalar(hi, sizeof hi, n, 1);
+        frag(e, cap, "%s < (%s)%s ? (%s)%s : %s > (%s)%s ? (%s)%s : %s", a, T, lo, T, lo, a, T, hi, T, hi, a);
+        break;
+    case LT_OP_ADD:
+    case LT_OP_SUB: {
+        bool scaled = n->attrs.nf > 0 && (n->attr_param[0] >= 0 || n->attrs.f[0] != 1.0);
+        const char *sign = op == LT_OP_ADD ? "+" : "-";
+        if (scaled)
+            frag(e, cap, "%s %s (%s)%s * %s", a, sign, T, alpha, b);
+        else
+            frag(e, cap, "%s %s %s", a, sign, b);
+        break;
+    }
+    case LT_OP_MUL: frag(e, cap, "%s * %s", a, b); break;
+    case LT_OP_DIV: frag(e, cap, "%s / %s", a, b); break;
+    case LT_OP_POW: frag(e, cap, "pow%s(%s, %s)", f, a, b); break;
+    case LT_OP_MAXIMUM: frag(e, cap, "(%s != %s || %s > %s) ? %s : %s", a, a, a, b, a, b); break;
+    case LT_OP_MINIMUM: frag(e, cap, "(%s != %s || %s < %s) ? %s : %s", a, a, a, b, a, b); break;
+    case LT_OP_REMAINDER: frag(e, cap, "lt_remainder%s(%s, %s)", f, a, b); break;
+    default: return false;
+    }
+    return true;
+}
+
+/* Integer (i32, i64, u8) expression; arithmetic wraps like the eager loops. */
+static bool int_expr(lt_op op, const lt_gnode *n, int w, const char *a, const char *b, char *e, size_t cap)
+{
+    const char *T = vtype(w), *U = w == LT_I32 ? "uint32_t" : w == LT_I64 ? "uint64_t" : "unsigned";
+    const char *lim_lo = w == LT_I32 ? "INT32_MIN" : w == LT_I64 ? "INT64_MIN" : "0";
+    const char *lim_hi = w == LT_I32 ? "INT32_MAX" : w == LT_I64 ? "INT64_MAX" : "UINT8_MAX";
+    bool u8 = w == LT_U8;
+    char alpha[64], lo[64], hi[64], sa[160];
+    attr_scalar(alpha, sizeof alpha, n, 0);
+    bool scaled = n->attrs.nf > 0 && (n->attr_param[0] >= 0 || n->attrs.f[0] != 1.0);
+    if (u8)
+        frag(sa, sizeof sa, "(uint8_t)lt_int_alpha(%s)", alpha);
+    else
+        frag(sa, sizeof sa, "(%s)lt_int_alpha(%s)", U, alpha);
+    switch (op) {
+    case LT_OP_NEG:
+        if (u8)
+            frag(e, cap, "(uint8_t)(0u - %s)", a);
+        else
+            frag(e, cap, "(%s)((%s)0 - (%s)%s)", T, U, U, a);
+        break;
+    case LT_OP_ABS:
+        if (u8)
+            frag(e, cap, "%s", a);
+        else
+            frag(e, cap, "%s < 0 ? (%s)((%s)0 - (%s)%s) : %s", a, T, U, U, a, a);
+        break;
+    case LT_OP_RELU:
+        if (u8)
+            frag(e, cap, "%s", a);
+        else
+            frag(e, cap, "%s < 0 ? 0 : %s", a, a);
+        break;
+    case LT_OP_SIGN:
+        if (u8)
+            frag(e, cap, "(uint8_t)(%s != 0)", a);
+        else
+            frag(e, cap, "(%s)((%s > 0) - (%s < 0))", T, a, a);
+        break;
+    case LT_OP_FLOOR: case LT_OP_CEIL: case LT_OP_ROUND: frag(e, cap, "%s", a); break;
+    case LT_OP_CLAMP: {
+        char los[64], his[64];
+        attr_scalar(los, sizeof los, n, 0);
+        attr_scalar(his, sizeof his, n, 1);
+        /* the upper bound rounds down, the lower one up; both saturate */
+        frag(hi, sizeof hi, "(%s)lt_int_bound(%s, 0, %s, %s)", T, his, lim_lo, lim_hi);
+        frag(lo, sizeof lo, "(%s)lt_int_bound(%s, 1, %s, %s)", T, los, lim_lo, hi);
+        frag(e, cap, "%s < %s ? %s : %s > %s ? %s : %s", a, lo, lo, a, hi, hi, a);
+        break;
+    }
+    case LT_OP_ADD:
+    case LT_OP_SUB: {
+        const char *sign = op == LT_OP_ADD ? "+" : "-";
+        if (u8 && scaled)
+            frag(e, cap, "(uint8_t)(%s %s %s * %s)", a, sign, sa, b);
+        else if (u8)
+            frag(e, cap, "(uint8_t)(%s %s %s)", a, sign, b);
+        else if (scaled)
+            frag(e, cap, "(%s)((%s)%s %s %s * (%s)%s)", T, U, a, sign, sa, U, b);
+        else
+            frag(e, cap, "(%s)((%s)%s %s (%s)%s)", T, U, a, sign, U, b);
+        break;
+    }
+    case LT_OP_MUL:
+        if (u8)
+            frag(e, cap, "(uint8_t)(%s * %s)", a, b);
+        else
+            frag(e, cap, "(%s)((%s)%s * (%s)%s)", T, U, a, U, b);
+        break;
+    case LT_OP_MAXIMUM: frag(e, cap, "%s > %s ? %s : %s", a, b, a, b); break;
+    case LT_OP_MINIMUM: frag(e, cap, "%s < %s ? %s : %s", a, b, a, b); break;
+    default: return false;
+    }
+    return true;
+}
+
+/* Bool working dtype: add is "or", mul is "and" (as in PyTorch). */
+static bool bool_expr(lt_op op, const lt_gnode *n, const char *a, const char *b, char *e, size_t cap)
+{
+    char alpha[64];
+    attr_scalar(alpha, sizeof alpha, n, 0);
+    bool scaled = n->attrs.nf > 0 && (n->attr_param[0] >= 0 || n->attrs.f[0] != 1.0);
+    switch (op) {
+    case LT_OP_ABS: case LT_OP_RELU: case LT_OP_FLOOR: case LT_OP_CEIL: case LT_OP_ROUND:
+        frag(e, cap, "%s", a);
+        break;
+    case LT_OP_ADD:
+        if (scaled)
+            frag(e, cap, "%s | ((%s != 0) & %s)", a, alpha, b);
+        else
+            frag(e, cap, "%s | %s", a, b);
+        break;
+    case LT_OP_MUL: case LT_OP_MINIMUM: frag(e, cap, "%s & %s", a, b); break;
+    case LT_OP_MAXIMUM: frag(e, cap, "%s | %s", a, b); break;
+    case LT_OP_POW: frag(e, cap, "%s | !%s", a, b); break;
+    default: return false;
+    }
+    return true;
+}
+
+static bool predicate_expr(lt_op op, const char *a, const char *b, char *e, size_t cap)
+{
+    const char *rel = NULL;
+    switch (op) {
+    case LT_OP_EQ: rel = "=="; break;
+    case LT_OP_NE: rel = "!="; break;
+    case LT_OP_LT: rel = "<"; break;
+    case LT_OP_LE: rel = "<="; break;
+    case LT_OP_GT: rel = ">"; break;
+    case LT_OP_GE: rel = ">="; break;
+    case LT_OP_LOGICAL_AND: frag(e, cap, "(%s != 0) & (%s != 0)", a, b); return true;
+    case LT_OP_LOGICAL_OR: frag(e, cap, "(%s != 0) | (%s != 0)", a, b); return true;
+    case LT_OP_LOGICAL_NOT: frag(e, cap, "%s == 0", a); return true;
+    default: return false;
+    }
+    frag(e, cap, "%s %s %s", a, rel, b);
+    return true;
+}
+
+/* An elementwise node: converts its operands to the working dtype, applies
+ * the op, rounds half-precision results. */
+static bool ew_expr(const rctx *c, const kir_inst *in, char *e, size_t cap)
+{
+    const lt_gnode *n = gnode(c, in->node);
+    lt_op op = (lt_op)n->op;
+    int od = n->out[0].dtype;
+    char a[X_CAP], b[X_CAP], x[X_CAP], t[X_CAP];
+    switch (op) {
+    case LT_OP_CAST:
+        operand(c, in, 0, od, e, cap);
+        return true;
+    case LT_OP_WHERE:
+        operand(c, in, 0, LT_BOOL, t, sizeof t);
+        operand(c, in, 1, od, a, sizeof a);
+        operand(c, in, 2, od, b, sizeof b);
+        frag(e, cap, "%s ? %s : %s", t, a, b);
+        return true;
+    case LT_OP_MASKED_FILL:
+        attr_scalar(t, sizeof t, n, 0);
+        cvt(b, sizeof b, t, LT_F64, od);
+        operand(c, in, 0, od, a, sizeof a);
+        operand(c, in, 1, LT_BOOL, x, sizeof x);
+        frag(e, cap, "%s ? %s : %s", x, b, a);
+        return true;
+    case LT_OP_TRIL:
+    case LT_OP_TRIU: {
+        /* tril keeps column j <= i + k, triu keeps j >= i + k */
+        const lt_meta *m = &n->out[0];
+        int64_t rows = m->shape[m->ndim - 2], cols = m->shape[m->ndim - 1], k = n->attrs.i[0];
+        k = k < -rows - 1 ? -rows - 1 : k > cols + 1 ? cols + 1 : k;
+        char row[256], col[256];
+        form_str(c, in->form, row, sizeof row);
+        form_str(c, in->form + 1, col, sizeof col);
+        operand(c, in, 0, od, a, sizeof a);
+        frag(e, cap, "(int64_t)(%s) %s (int64_t)(%s) + %lld ? %s : (%s)0", col, op == LT_OP_TRIL ? "<=" : ">=",
+                 row, (long long)k, a, vtype(od));
+        return true;
+    }
+    default:
+        break;
+    }
+    int w = kir_ew_work(c->p->g, n);
+    operand(c, in, 0, w, a, sizeof a);
+    if (n->nin > 1)
+        operand(c, in, 1, w, b, sizeof b);
+    else
+        b[0] = '\0';
+    bool ok;
+    if (kir_is_predicate(op))
+        return predicate_expr(op, a, b, e, cap);
+    if (w == LT_F32 || w == LT_F64)
+        ok = float_expr(op, n, w, a, b, x, sizeof x);
+    else if (w == LT_BOOL)
+        ok = bool_expr(op, n, a, b, x, sizeof x);
+    else
+        ok = int_expr(op, n, w, a, b, x, sizeof x);
+    if (!ok)
+        return false;
+    if (is_half(od)) /* computed in f32, kept with the output's precision */
+        frag(e, cap, "%s(%s)", od == LT_BF16 ? "lt_f32_to_bf16" : "lt_f32_to_f16", x);
+    else
+        frag(e, cap, "%s", x);
+    return true;
+}
+
+/* Factories: values of the position. */
+static bool factory_expr(const rctx *c, const kir_inst *in, char *e, size_t cap)
+{
+    const lt_gnode *n = gnode(c, in->node);
+    int od = n->out[0].dtype;
+    char x[X_CAP], f0[64], f1[64], i0[256] = "0", i1[256] = "0";
+    attr_scalar(f0, sizeof f0, n, 0);
+    attr_scalar(f1, sizeof f1, n, 1);
+    if (in->nforms > 0)
+        form_str(c, in->form, i0, sizeof i0);
+    if (in->nforms > 1)
+        form_str(c, in->form + 1, i1, sizeof i1);
+    switch ((lt_op)n->op) {
+    case LT_OP_EMPTY: frag(x, sizeof x, "0.0"); break;
+    case LT_OP_FULL: frag(x, sizeof x, "%s", f0); break;
+    case LT_OP_ARANGE: frag(x, sizeof x, "%s + (double)(%s) * %s", f0, i0, f1); break;
+    case LT_OP_LINSPACE:
+        frag(x, sizeof x, "lt_linspace(%s, %lld, %s, %s)", i0, (long long)n->out[0].shape[0], f0, f1);
+        break;
+    case LT_OP_EYE: frag(x, sizeof x, "(%s) == (%s) ? 1.0 : 0.0", i0, i1); break;
+    default: return false;
+    }
+    char par[X_CAP + 4];
+    frag(par, sizeof par, "(%s)", x);
+    cvt(e, cap, par, LT_F64, od);
+    return true;
+}
+
+/* ---- instructions ------------------------------------------------------------ */
+
+static void emit_reduce(rctx *c, int r, int depth);
+static const char *acc(const rctx *c, char *buf, size_t cap, const char *name);
+
+/* Renders instruction i (not stores, not reduction bodies). */
+static void emit_inst(rctx *c, int i, int depth)
+{
+    const kir_inst *in = &c->k->ins[i];
+    char e[4 * X_CAP], off[512];
+    sb *b = c->b;
+    switch (in->kind) {
+    case KI_LOAD: {
+        form_str(c, in->form, off, sizeof off);
+        indent(b, depth);
+        sb_printf(b, "const %s v%d = b%d[%s];\n", vtype(in->dtype), i, in->buf, off);
+        return;
+    }
+    case KI_OP: {
+        const lt_gnode *n = gnode(c, in->node);
+        bool ok = c->p->cls[in->node] == NC_FACTORY ? factory_expr(c, in, e, sizeof e) : ew_expr(c, in, e, sizeof e);
+        if (!ok) {
+            c->failed = true;
+            return;
+        }
+        indent(b, depth);
+        sb_printf(b, "const %s v%d = %s; /* %s */\n", vtype(in->dtype), i, e, lt_op_name((lt_op)n->op));
+        return;
+    }
+    case KI_REDUCE:
+        emit_reduce(c, i, depth);
+        return;
+    case KI_SECOND: {
+        char name[32], xi[64];
+        frag(name, sizeof name, "x%d", in->in[0]);
+        indent(b, depth);
+        sb_printf(b, "const int64_t v%d = %s;\n", i, acc(c, xi, sizeof xi, name));
+        return;
+    }
+    default:
+        return; /* constants are declared at the top, stores at the end */
+    }
+}
+
+static void emit_store(rctx *c, const kir_inst *in, int depth)
+{
+    char off[512];
+    form_str(c, in->form, off, sizeof off);
+    indent(c->b, depth);
+    int src = c->k->ins[in->in[0]].dtype;
+    char v[32], x[X_CAP];
+    var(v, sizeof v, in->in[0]);
+    cvt(x, sizeof x, v, src, in->dtype);
+    sb_printf(c->b, "b%d[%s] = %s;\n", in->buf, off, x);
+}
+
+/* ---- loops ---------------------------------------------------------------- */
+
+/* Opens the loops over vars[0..n); `pragma` goes before the outermost one,
+ * `inner` before the innermost. A one-dimensional parallel loop is cut
+ * into PAR_CHUNKS chunks so each thread runs a plain vectorizable loop.
+ * Returns the depth inside. */
+static int open_loops(rctx *c, const int8_t *vars, int n, const char *pragma, const char *inner, int depth)
+{
+    sb *b = c->b;
+    for (int j = 0; j < n; j++) {
+        int v = vars[j];
+        long long ext = (long long)c->k->ext[v];
+        if (j == 0 && pragma && n == 1 && ext >= 2 * PAR_CHUNKS) {
+            long long chunk = (ext + PAR_CHUNKS - 1) / PAR_CHUNKS;
+            indent(b, depth);
+            sb_printf(b, "%s\n", pragma);
+            indent(b, depth);
+            sb_printf(b, "for (int64_t c%d = 0; c%d < %lld; c%d++) {\n", v, v, (ext + chunk - 1) / chunk, v);
+            depth++;
+            indent(b, depth);
+            sb_printf(b, "const int64_t e%d = c%d * %lldLL + %lldLL < %lldLL ? c%d * %lldLL + %lldLL : %lldLL;\n", v, v,
+                      chunk, chunk, ext, v, chunk, chunk, ext);
+            if (inner) {
+                indent(b, depth);
+                sb_printf(b, "%s\n", inner);
+            }
+            indent(b, depth);
+            sb_printf(b, "for (int64_t i%d = c%d * %lldLL; i%d < e%d; i%d++) {\n", v, v, chunk, v, v, v);
+            depth++;
+            continue;
+        }
+        const char *pr = j == 0 ? pragma : NULL;
+        if (j == n - 1 && inner && !pr)
+            pr = inner;
+        if (pr) {
+            indent(b, depth);
+            sb_printf(b, "%s\n", pr);
+        }
+        indent(b, depth);
+        sb_printf(b, "for (int64_t i%d = 0; i%d < %lld; i%d++) {\n", v, v, ext, v);
+        depth++;
+    }
+    return depth;
+}
+
+static int close_loops(rctx *c, const int8_t *vars, int n, const char *pragma, int depth)
+{
+    for (int j = n - 1; j >= 0; j--) {
+        int chunked = j == 0 && pragma && n == 1 && c->k->ext[vars[0]] >= 2 * PAR_CHUNKS;
+        for (int t = 0; t <= chunked; t++) {
+            depth--;
+            indent(c->b, depth);
+            sb_printf(c->b, "}\n");
+        }
+    }
+    return depth;
+}
+
+static int64_t loops_work(const kir_kernel *k, const int8_t *vars, int n)
+{
+    int64_t w = 1;
+    for (int j = 0; j < n; j++)
+        w *= k->ext[vars[j]];
+    return w;
+}
+
+/* Accessor of per-output reduction state `name` (an array over the block
+ * in column mode). */
+static const char *acc(const rctx *c, char *buf, size_t cap, const char *name)
+{
+    if (c->col)
+        frag(buf, cap, "%s[i%d - jb]", name, c->col_var);
+    else
+        frag(buf, cap, "%s", name);
+    return buf;
+}
+
+/* Declares per-output state `name` of C type T: `T name = init;`, or an
+ * array over the column block set to init. */
+static void state_decl(rctx *c, const char *T, const char *name, const char *init, int depth)
+{
+    indent(c->b, depth);
+    if (!c->col) {
+        sb_printf(c->b, "%s %s = %s;\n", T, name, init);
+        return;
+    }
+    sb_printf(c->b, "%s %s[%d];\n", T, name, COL_BLOCK);
+    indent(c->b, depth);
+    sb_printf(c->b, "for (int64_t i%d = jb; i%d < je; i%d++)\n", c->col_var, c->col_var, c->col_var);
+    indent(c->b, depth + 1);
+    sb_printf(c->b, "%s[i%d - jb] = %s;\n", name, c->col_var, init);
+}
+
+/* Declares per-output state `name` = expr (expr already uses accessors). */
+static void state_set(rctx *c, const char *T, const char *name, const char *expr, int depth)
+{
+    indent(c->b, depth);
+    if (!c->col) {
+        sb_printf(c->b, "const %s %s = %s;\n", T, name, expr);
+        return;
+    }
+    sb_printf(c->b, "%s %s[%d];\n", T, name, COL_BLOCK);
+    indent(c->b, depth);
+    sb_printf(c->b, "for (int64_t i%d = jb; i%d < je; i%d++)\n", c->col_var, c->col_var, c->col_var);
+    indent(c->b, depth + 1);
+    sb_printf(c->b, "%s[i%d - jb] = %s;\n", name, c->col_var, expr);
+}
+
+/* Renders the body instructions of reduction r (one pass), then `stmt`. */
+static void emit_body(rctx *c, int r, const char *stmt, int depth)
+{
+    const kir_inst *red = &c->k->ins[r];
+    for (int i = r + 1; i < red->body_end; i++)
+        if (c->k->ins[i].scope == r)
+            emit_inst(c, i, depth);
+    indent(c->b, depth);
+    sb_printf(c->b, "%s\n", stmt);
+}
+
+/* One pass over the reduced range. Row mode: `red_clause` ("+:a3") enables
+ * simd on the innermost loop and, when the kernel has no domain loop, a
+ * parallel loop; NULL runs plainly. Column mode: the block's outputs are
+ * the innermost (simd) loop of every reduced position. */
+static void emit_pass(rctx *c, int r, const char *red_clause, const char *stmt, int depth)
+{
+    const kir_inst *red = &c->k->ins[r];
+    indent(c->b, depth);
+    sb_printf(c->b, "{\n");
+    if (c->col) {
+        int d = open_loops(c, red->rv, red->nrv, NULL, NULL, depth + 1);
+        indent(c->b, d);
+        sb_printf(c->b, "#pragma omp simd\n");
+        indent(c->b, d);
+        sb_printf(c->b, "for (int64_t i%d = jb; i%d < je; i%d++) {\n", c->col_var, c->col_var, c->col_var);
+        emit_body(c, r, stmt, d + 1);
+        indent(c->b, d);
+        sb_printf(c->b, "}\n");
+        close_loops(c, red->rv, red->nrv, NULL, d);
+    } else {
+        char par[128] = "", simd[128] = "";
+        bool parallel = red_clause && c->k->nloop == 0 && loops_work(c->k, red->rv, red->nrv) >= LT_PARALLEL_GRAIN;
+        if (red_clause) {
+            frag(simd, sizeof simd, "#pragma omp simd reduction(%s)", red_clause);
+            if (parallel)
+                frag(par, sizeof par, "#pragma omp parallel for schedule(static) reduction(%s)", red_clause);
+        }
+        int d = open_loops(c, red->rv, red->nrv, parallel ? par : NULL, red_clause ? simd : NULL, depth + 1);
+        emit_body(c, r, stmt, d);
+        close_loops(c, red->rv, red->nrv, parallel ? par : NULL, d);
+    }
+    indent(c->b, depth);
+    sb_printf(c->b, "}\n");
+}
+
+/* Compute dtype of a reduction over input dtype dt (reduce.c's rules). */
+static int reduce_compute(lt_op op, int dt)
+{
+    if (op == LT_OP_ALL || op == LT_OP_ANY)
+        return LT_BOOL;
+    if (is_half(dt) || (op == LT_OP_LOGSUMEXP && !lt_dtype_is_floating((lt_dtype)dt)))
+        return LT_F32;
+    return dt;
+}
+
+static const char *max_init(int dt, bool max)
+{
+    switch (dt) {
+    case LT_F32: case LT_F64: return max ? "-INFINITY" : "INFINITY";
+    case LT_I32: return max ? "INT32_MIN" : "INT32_MAX";
+    case LT_I64: return max ? "INT64_MIN" : "INT64_MAX";
+    case LT_U8: return max ? "0" : "UINT8_MAX";
+    default: return max ? "0" : "1";
+    }
+}
+
+/* a<r> (C type of cdt) = max/min over the pass, NaN propagating (n<r>
+ * flags a NaN; the caller folds it in). */
+static void emit_extremum(rctx *c, int r, bool max, int cdt, const char *x, int depth)
+{
+    char stmt[2 * X_CAP], clause[64], a[64], nn[64], an[32], nname[32];
+    bool fl = cdt == LT_F32 || cdt == LT_F64;
+    frag(an, sizeof an, "a%d", r);
+    frag(nname, sizeof nname, "n%d", r);
+    acc(c, a, sizeof a, an);
+    acc(c, nn, sizeof nn, nname);
+    if (cdt == LT_BOOL) {
+        state_decl(c, "int", an, max ? "0" : "1", depth);
+        frag(stmt, sizeof stmt, "%s %s= (int)(%s);", a, max ? "|" : "&", x);
+        frag(clause, sizeof clause, "%s:a%d", max ? "|" : "&", r);
+        emit_pass(c, r, clause, stmt, depth);
+        return;
+    }
+    state_decl(c, vtype(cdt), an, max_init(cdt, max), depth);
+    if (fl) {
+        state_decl(c, "int", nname, "0", depth);
+        frag(stmt, sizeof stmt, "{ const %s x_ = %s; %s = x_ %s %s ? x_ : %s; %s |= x_ != x_; }", vtype(cdt), x, a,
+             max ? ">" : "<", a, a, nn);
+        frag(clause, sizeof clause, "%s:a%d) reduction(|:n%d", max ? "max" : "min", r, r);
+    } else {
+        frag(stmt, sizeof stmt, "{ const %s x_ = %s; %s = x_ %s %s ? x_ : %s; }", vtype(cdt), x, a, max ? ">" : "<", a,
+             a);
+        frag(clause, sizeof clause, "%s:a%d", max ? "max" : "min", r);
+    }
+    emit_pass(c, r, clause, stmt, depth);
+}
+
+/* What a reduction needs to know about itself. */
+typedef struct red_info {
+    lt_op op;
+    int cdt;     /* compute dtype */
+    bool fl;     /* floating compute dtype */
+    int64_t nred;
+    char x[X_CAP]; /* the element, converted to cdt */
+} red_info;
+
+static void red_info_of(const rctx *c, int r, red_info *ri)
+{
+    const kir_inst *red = &c->k->ins[r];
+    const lt_gnode *n = gnode(c, red->node);
+    const kir_inst *src = &c->k->ins[red->in[0]];
+    lt_gvalue iv = c->p->g->inputs[n->first_input];
+    const lt_meta *im = &c->p->g->nodes[iv.node].out[iv.out];
+    bool mask[LT_MAX_DIMS];
+    kir_reduce_mask(n, im, mask);
+    ri->op = (lt_op)n->op;
+    ri->cdt = reduce_compute(ri->op, src->dtype);
+    ri->fl = ri->cdt == LT_F32 || ri->cdt == LT_F64;
+    ri->nred = 1;
+    for (int d = 0; d < im->ndim; d++)
+        if (mask[d])
+            ri->nred *= im->shape[d];
+    char v[32];
+    var(v, sizeof v, red->in[0]);
+    cvt(ri->x, sizeof ri->x, v, src->dtype, ri->cdt);
+}
+
+/* The loops of reduction r: accumulators and passes (no result yet). */
+static void emit_reduce_passes(rctx *c, int r, int depth)
+{
+    const kir_inst *red = &c->k->ins[r];
+    const lt_gnode *n = gnode(c, red->node);
+    red_info ri;
+    red_info_of(c, r, &ri);
+    const char *x = ri.x;
+    char stmt[2 * X_CAP], clause[64], name[32], a[64], e[256], m[64], q[64], hh[64], sname[32], s2[64], nn[64];
+    sb *b = c->b;
+    indent(b, depth);
+    sb_printf(b, "/* %s over %lld elements */\n", lt_op_name(ri.op), (long long)ri.nred);
+    frag(name, sizeof name, "a%d", r);
+    acc(c, a, sizeof a, name);
+    switch (ri.op) {
+    case LT_OP_SUM:
+    case LT_OP_PROD:
+    case LT_OP_MEAN: {
+        const char *T = ri.fl ? "double" : "uint64_t", *o = ri.op == LT_OP_PROD ? "*" : "+";
+        state_decl(c, T, name, ri.op == LT_OP_PROD ? "1" : "0", depth);
+        frag(stmt, sizeof stmt, "%s %s= (%s)(%s);", a, o, T, x);
+        frag(clause, sizeof clause, "%s:a%d", o, r);
+        emit_pass(c, r, clause, stmt, depth);
+        return;
+    }
+    case LT_OP_AMAX:
+    case LT_OP_AMIN:
+    case LT_OP_ANY:
+    case LT_OP_ALL:
+        emit_extremum(c, r, ri.op == LT_OP_AMAX || ri.op == LT_OP_ANY, ri.cdt, x, depth);
+        return;
+    case LT_OP_VAR:
+    case LT_OP_STD: {
+        state_decl(c, "double", name, "0", depth);
+        frag(stmt, sizeof stmt, "%s += (double)(%s);", a, x);
+        frag(clause, sizeof clause, "+:a%d", r);
+        emit_pass(c, r, clause, stmt, depth);
+        frag(sname, sizeof sname, "m%d", r);
+        frag(e, sizeof e, "%s / %lld.0", a, (long long)ri.nred);
+        state_set(c, "double", sname, e, depth);
+        acc(c, m, sizeof m, sname);
+        frag(sname, sizeof sname, "q%d", r);
+        acc(c, q, sizeof q, sname);
+        state_decl(c, "double", sname, "0", depth);
+        frag(stmt, sizeof stmt, "{ const double d_ = (double)(%s) - %s; %s += d_ * d_; }", x, m, q);
+        frag(clause, sizeof clause, "+:q%d", r);
+        emit_pass(c, r, clause, stmt, depth);
+        return;
+    }
+    case LT_OP_LOGSUMEXP: {
+        emit_extremum(c, r, true, ri.cdt, x, depth);
+        frag(sname, sizeof sname, "n%d", r);
+        acc(c, nn, sizeof nn, sname);
+        frag(sname, sizeof sname, "h%d", r);
+        frag(e, sizeof e, "%s ? (double)NAN : isinf(%s) ? 0.0 : (double)%s", nn, a, a);
+        state_set(c, "double", sname, e, depth);
+        acc(c, hh, sizeof hh, sname);
+        frag(sname, sizeof sname, "s%d", r);
+        acc(c, s2, sizeof s2, sname);
+        state_decl(c, "double", sname, "0", depth);
+        if (ri.cdt == LT_F32)
+            frag(stmt, sizeof stmt, "%s += (double)lt_exp_nonpos(%s - (float)%s);", s2, x, hh);
+        else
+            frag(stmt, sizeof stmt, "%s += exp(%s - %s);", s2, x, hh);
+        frag(clause, sizeof clause, "+:s%d", r);
+        emit_pass(c, r, clause, stmt, depth);
+        return;
+    }
+    default: { /* argmax, argmin, max_dim, min_dim: first extreme, NaN first */
+        bool max = ri.op == LT_OP_ARGMAX || ri.op == LT_OP_MAX_DIM;
+        char flat[512], xi[64], xname[32];
+        form_str(c, red->form, flat, sizeof flat);
+        state_decl(c, vtype(ri.cdt), name, max_init(ri.cdt, max), depth);
+        frag(xname, sizeof xname, "x%d", r);
+        acc(c, xi, sizeof xi, xname);
+        state_decl(c, "int64_t", xname, "0", depth);
+        if (ri.fl)
+            frag(stmt, sizeof stmt, "{ const %s x_ = %s; if (x_ %s %s || (x_ != x_ && %s == %s)) { %s = x_; %s = %s; } }",
+                 vtype(ri.cdt), x, max ? ">" : "<", a, a, a, a, xi, flat);
+        else
+            frag(stmt, sizeof stmt, "{ const %s x_ = %s; if (x_ %s %s) { %s = x_; %s = %s; } }", vtype(ri.cdt), x,
+                 max ? ">" : "<", a, a, xi, flat);
+        emit_pass(c, r, NULL, stmt, depth);
+        return;
+    }
+    }
+    (void)n;
+}
+
+/* v<r> = the reduction's result (after its passes; per output). */
+static void emit_reduce_result(rctx *c, int r, int depth)
+{
+    const kir_inst *red = &c->k->ins[r];
+    red_info ri;
+    red_info_of(c, r, &ri);
+    char val[X_CAP], a[64], nn[64], name[32], out[X_CAP];
+    int from = ri.cdt;
+    frag(name, sizeof name, "a%d", r);
+    acc(c, a, sizeof a, name);
+    frag(name, sizeof name, "n%d", r);
+    acc(c, nn, sizeof nn, name);
+    switch (ri.op) {
+    case LT_OP_SUM:
+    case LT_OP_PROD:
+        frag(val, sizeof val, ri.fl ? "%s" : "(int64_t)%s", a);
+        from = ri.fl ? LT_F64 : LT_I64;
+        break;
+    case LT_OP_MEAN:
+        frag(val, sizeof val, "%s / %lld.0", a, (long long)ri.nred);
+        from = LT_F64;
+        break;
+    case LT_OP_AMAX:
+    case LT_OP_AMIN:
+    case LT_OP_ANY:
+    case LT_OP_ALL:
+        if (ri.cdt == LT_BOOL)
+            frag(val, sizeof val, "(%s != 0)", a);
+        else if (ri.fl)
+            frag(val, sizeof val, "(%s ? (%s)NAN : %s)", nn, vtype(ri.cdt), a);
+        else
+            frag(val, sizeof val, "%s", a);
+        break;
+    case LT_OP_VAR:
+    case LT_OP_STD: {
+        char corr[64], q[64];
+        attr_scalar(corr, sizeof corr, gnode(c, red->node), 0);
+        frag(name, sizeof name, "q%d", r);
+        acc(c, q, sizeof q, name);
+        frag(val, sizeof val, "%s(%s / (%lld.0 - %s > 0 ? %lld.0 - %s : 0.0))", ri.op == LT_OP_STD ? "sqrt" : "", q,
+             (long long)ri.nred, corr, (long long)ri.nred, corr);
+        from = LT_F64;
+        break;
+    }
+    case LT_OP_LOGSUMEXP: {
+        char s2[64], hh[64];
+        frag(name, sizeof name, "s%d", r);
+        acc(c, s2, sizeof s2, name);
+        frag(name, sizeof name, "h%d", r);
+        acc(c, hh, sizeof hh, name);
+        frag(val, sizeof val, "log(%s) + %s", s2, hh);
+        from = LT_F64;
+        break;
+    }
+    case LT_OP_ARGMAX:
+    case LT_OP_ARGMIN:
+        frag(name, sizeof name, "x%d", r);
+        acc(c, val, sizeof val, name);
+        from = LT_I64;
+        break;
+    default: /* max_dim, min_dim: the value; KI_SECOND takes the index */
+        frag(val, sizeof val, "%s", a);
+        break;
+    }
+    cvt(out, sizeof out, val, from, red->dtype);
+    indent(c->b, depth);
+    sb_printf(c->b, "const %s v%d = %s;\n", vtype(red->dtype), r, out);
+}
+
+static void emit_reduce(rctx *c, int r, int depth)
+{
+    if (!c->col)
+        emit_reduce_passes(c, r, depth);
+    emit_reduce_result(c, r, depth);
+}
+
+/* ---- kernels ----------------------------------------------------------------- */
+
+/* Declares the kernel's buffer pointers and constants. */
+static void emit_prologue(rctx *c)
+{
+    const kir_kernel *k = c->k;
+    sb *b = c->b;
+    bool *stored = calloc((size_t)c->p->nb + 1, 1), *loaded = calloc((size_t)c->p->nb + 1, 1);
+    if (!stored || !loaded) {
+        free(stored);
+        free(loaded);
+        c->failed = true;
+        return;
+    }
+    for (int i = 0; i < k->nins; i++) {
+        if (k->ins[i].kind == KI_STORE)
+            stored[k->ins[i].buf] = true;
+        if (k->ins[i].kind == KI_LOAD)
+            loaded[k->ins[i].buf] = true;
+    }
+    if (k->kind == KK_ROW)
+        stored[k->row_buf] = true;
+    for (int i = 0; i < c->p->nb; i++) {
+        const char *t = stype(c->p->b[i].meta.dtype);
+        if (stored[i])
+            sb_printf(b, "    %s *restrict b%d = (%s *)B[%d];\n", t, i, t, i);
+        else if (loaded[i])
+            sb_printf(b, "    const %s *restrict b%d = (const %s *)B[%d];\n", t, i, t, i);
+    }
+    free(stored);
+    free(loaded);
+    bool any_const = false;
+    for (int i = 0; i < k->nins; i++) {
+        const kir_inst *in = &k->ins[i];
+        if (in->kind != KI_CONST)
+            continue;
+        const lt_gnode *n = gnode(c, in->node);
+        char lit[64];
+        if (n->slot >= 0)
+            frag(lit, sizeof lit, "S[%d]", n->slot);
+        else
+            double_literal(lit, sizeof lit, n->scalar);
+        sb_printf(b, "    const double v%d = %s;\n", i, lit);
+        any_const = true;
+    }
+    (void)any_const;
+    sb_printf(b, "    (void)S;\n");
+}
+
+static void describe(rctx *c, int index)
+{
+    const kir_kernel *k = c->k;
+    sb *b = c->b;
+    char shape[160];
+    sb_printf(b, "/* kernel %d: ", index);
+    if (k->kind == KK_ROW) {
+        const lt_gnode *n = gnode(c, k->node);
+        sb_printf(b, "%s along dim %d of %s%s", lt_op_name((lt_op)n->op), k->row_var,
+                  lt_dtype_name((lt_dtype)n->out[0].dtype), lt_shape_str(n->out[0].shape, n->out[0].ndim, shape, sizeof shape));
+    } else {
+        sb_printf(b, "pointwise over %s:", lt_shape_str(k->dom, k->ndom, shape, sizeof shape));
+        for (int i = 0; i < k->nins; i++)
+            if (k->ins[i].kind == KI_OP || k->ins[i].kind == KI_REDUCE)
+                sb_printf(b, " %s", lt_op_name((lt_op)gnode(c, k->ins[i].node)->op));
+    }
+    sb_printf(b, " -> ");
+    bool first = true;
+    for (int i = 0; i < c->p->nb; i++) {
+        if (c->p->b[i].def != index)
+            continue;
+        sb_printf(b, "%sB[%d]", first ? "" : ", ", i);
+        first = false;
+    }
+    sb_printf(b, " */\n");
+}
+
+/*
+ * Column mode: when a kernel's reductions read along its innermost domain
+ * loop (coefficient 1) but not along their own innermost loop (a bias
+ * gradient: the sum over the rows of [N, D]), each block of COL_BLOCK
+ * outputs accumulates whole rows, vectorized, instead of walking down one
+ * column at a time. Requires reduction bodies that read nothing computed
+ * at the domain level (constants aside).
+ */
+static bool use_column_mode(const kir_kernel *k)
+{
+    if (k->nloop == 0)
+        return false;
+    int j = k->loop[k->nloop - 1];
+    bool any = false;
+    for (int r = 0; r < k->nins; r++) {
+        const kir_inst *red = &k->ins[r];
+        if (red->kind != KI_REDUCE)
+            continue;
+        if (red->nrv == 0)
+            return false;
+        int inner = red->rv[red->nrv - 1];
+        bool along_j = false;
+        for (int i = r + 1; i < red->body_end; i++) {
+            const kir_inst *in = &k->ins[i];
+            for (int o = 0; o < 3; o++)
+                if (in->in[o] >= 0 && k->ins[in->in[o]].scope != r && k->ins[in->in[o]].kind != KI_CONST)
+                    return false;
+            if (in->kind != KI_LOAD)
+                continue;
+            const kir_aff *f = &k->forms[in->form];
+            if (f->a[inner] == 1)
+                return false; /* contiguous along the reduction: row mode */
+            along_j = along_j || f->a[j] == 1;
+        }
+        if (!along_j)
+            return false;
+        any = true;
+    }
+    return any;
+}
+
+static void emit_pointwise(rctx *c, int index)
+{
+    const kir_kernel *k = c->k;
+    sb *b = c->b;
+    describe(c, index);
+    sb_printf(b, "static void kernel%d(void *const *restrict B, const double *restrict S)\n{\n", index);
+    emit_prologue(c);
+    int64_t work = loops_work(k, k->loop, k->nloop), inner = 1;
+    for (int i = 0; i < k->nins; i++)
+        if (k->ins[i].kind == KI_REDUCE)
+            inner += loops_work(k, k->ins[i].rv, k->ins[i].nrv);
+    bool parallel = k->nloop > 0 && k->ext[k->loop[0]] > 1 && work * inner >= LT_PARALLEL_GRAIN;
+    const char *pragma = parallel ? "#pragma omp parallel for schedule(static)" : NULL;
+    c->col = use_column_mode(k);
+    int d;
+    if (!c->col) {
+        d = open_loops(c, k->loop, k->nloop, pragma, NULL, 1);
+    } else {
+        /* the outer domain loops, then blocks of the innermost one */
+        c->col_var = k->loop[k->nloop - 1];
+        long long ext = (long long)k->ext[c->col_var], blocks = (ext + COL_BLOCK - 1) / COL_BLOCK;
+        bool outer = k->nloop > 1;
+        d = open_loops(c, k->loop, k->nloop - 1, outer ? pragma : NULL, NULL, 1);
+        if (parallel && !outer) {
+            indent(b, d);
+            sb_printf(b, "%s\n", pragma);
+        }
+        indent(b, d);
+        sb_printf(b, "for (int64_t blk = 0; blk < %lld; blk++) {\n", blocks);
+        d++;
+        indent(b, d);
+        sb_printf(b, "const int64_t jb = blk * %d, je = jb + %d < %lld ? jb + %d : %lld;\n", COL_BLOCK, COL_BLOCK, ext,
+                  COL_BLOCK, ext);
+        for (int i = 0; i < k->nins; i++)
+            if (k->ins[i].kind == KI_REDUCE)
+                emit_reduce_passes(c, i, d);
+        indent(b, d);
+        sb_printf(b, "for (int64_t i%d = jb; i%d < je; i%d++) {\n", c->col_var, c->col_var, c->col_var);
+        d++;
+    }
+    for (int i = 0; i < k->nins; i++)
+        if (k->ins[i].scope < 0 && k->ins[i].kind != KI_STORE)
+            emit_inst(c, i, d);
+    /* stores last: every load of an iteration happens before any store, so
+     * an output may share a donated input's buffer */
+    for (int i = 0; i < k->nins; i++)
+        if (k->ins[i].kind == KI_STORE)
+            emit_store(c, &k->ins[i], d);
+    if (!c->col) {
+        close_loops(c, k->loop, k->nloop, pragma, d);
+    } else {
+        for (int t = 0; t < 2; t++) {
+            d--;
+            indent(b, d);
+            sb_printf(b, "}\n");
+        }
+        close_loops(c, k->loop, k->nloop - 1, k->nloop > 1 ? pragma : NULL, d);
+        c->col = false;
+    }
+    sb_printf(b, "}\n\n");
+}
+
+/* softmax / log_softmax of one row at a time, like the eager row loop:
+ * the max, the sum of exp(x - max) in double, then the outputs. */
+static void emit_row(rctx *c, int index)
+{
+    const kir_kernel *k = c->k;
+    sb *b = c->b;
+    const lt_gnode *n = gnode(c, k->node);
+    int dt = n->out[0].dtype;
+    const char *T = vtype(dt), *E = dt == LT_F32 ? "lt_exp_nonpos" : "exp";
+    bool log_softmax = n->op == LT_OP_LOG_SOFTMAX;
+    describe(c, index);
+    sb_printf(b, "static void kernel%d(void *const *restrict B, const double *restrict S)\n{\n", index);
+    emit_prologue(c);
+    int64_t work = loops_work(k, k->loop, k->nloop) * k->ext[k->row_var];
+    bool parallel = k->nloop > 0 && k->ext[k->loop[0]] > 1 && work >= LT_PARALLEL_GRAIN;
+    const char *pragma = parallel ? "#pragma omp parallel for schedule(static)" : NULL;
+    int d = open_loops(c, k->loop, k->nloop, pragma, NULL, 1);
+    char x[64], off[512];
+    frag(x, sizeof x, "v%d", k->row_input);
+    form_str(c, k->row_form, off, sizeof off);
+    int rv = k->row_var;
+    long long len = (long long)k->ext[rv];
+    /* the row's input expression, rendered inside each pass */
+#define ROW_PASS(pragma_text, ...)                                                 \
+    do {                                                                           \
+        indent(b, d);                                                              \
+        sb_printf(b, "%s\n", pragma_text);                                         \
+        indent(b, d);                                                              \
+        sb_printf(b, "for (int64_t i%d = 0; i%d < %lld; i%d++) {\n", rv, rv, len, rv); \
+        for (int i = 0; i < k->nins; i++)                                          \
+            if (k->ins[i].kind != KI_CONST)                                        \
+                emit_inst(c, i, d + 1);                                            \
+        indent(b, d + 1);                                                          \
+        sb_printf(b, __VA_ARGS__);                                                 \
+        indent(b, d);                                                              \
+        sb_printf(b, "}\n");                                                       \
+    } while (0)
+    indent(b, d);
+    sb_printf(b, "%s m = -INFINITY;\n", T);
+    indent(b, d);
+    sb_printf(b, "int nan = 0;\n");
+    ROW_PASS("#pragma omp simd reduction(max:m) reduction(|:nan)",
+             "{ const %s x_ = %s; m = x_ > m ? x_ : m; nan |= x_ != x_; }\n", T, x);
+    indent(b, d);
+    sb_printf(b, "if (nan)\n");
+    indent(b, d + 1);
+    sb_printf(b, "m = NAN;\n");
+    indent(b, d);
+    sb_printf(b, "double s = 0;\n");
+    if (log_softmax) {
+        ROW_PASS("#pragma omp simd reduction(+:s)", "s += %s(%s - m);\n", E, x);
+        indent(b, d);
+        sb_printf(b, "const %s lse = (%s)log(s);\n", T, T);
+        ROW_PASS("/* outputs */", "b%d[%s] = %s - m - lse;\n", k->row_buf, off, x);
+    } else {
+        ROW_PASS("#pragma omp simd reduction(+:s)", "{ const %s e = %s(%s - m); b%d[%s] = e; s += e; }\n", T, E, x,
+                 k->row_buf, off);
+        indent(b, d);
+        sb_printf(b, "const %s inv = (%s)(1.0 / s);\n", T, T);
+        indent(b, d);
+        sb_printf(b, "for (int64_t i%d = 0; i%d < %lld; i%d++)\n", rv, rv, len, rv);
+        indent(b, d + 1);
+        sb_printf(b, "b%d[%s] *= inv;\n", k->row_buf, off);
+    }
+#undef ROW_PASS
+    close_loops(c, k->loop, k->nloop, pragma, d);
+    sb_printf(b, "}\n\n");
+}
+
+/* ---- the translation unit ------------------------------------------------------ */
+
+static const char prelude[] =
+    "#include <math.h>\n"
+    "#include <stdbool.h>\n"
+    "#include <stdint.h>\n"
+    "#include <string.h>\n"
+    "\n"
+    "typedef struct lt_rt {\n"
+    "    void *ctx;\n"
+    "    int (*call)(void *ctx, int id); /* runs call `id` of the program's table */\n"
+    "} lt_rt;\n"
+    "\n"
+    "/* bf16: the top half of an f32, rounded to nearest even, NaN kept */\n"
+    "static inline float lt_bf16_to_f32(uint16_t h)\n"
+    "{\n"
+    "    uint32_t bits = (uint32_t)h << 16;\n"
+    "    float f;\n"
+    "    memcpy(&f, &bits, sizeof f);\n"
+    "    return f;\n"
+    "}\n"
+    "static inline uint16_t lt_f32_to_bf16(float f)\n"
+    "{\n"
+    "    uint32_t bits;\n"
+    "    memcpy(&bits, &f, sizeof bits);\n"
+    "    if ((bits & 0x7fffffffu) > 0x7f800000u)\n"
+    "        return (uint16_t)((bits >> 16) | 0x40);\n"
+    "    return (uint16_t)((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);\n"
+    "}\n"
+    "/* f16 (IEEE binary16) */\n"
+    "static inline float lt_f16_to_f32(uint16_t h)\n"
+    "{\n"
+    "    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu, bits;\n"
+    "    if (exp == 0) {\n"
+    "        if (mant == 0) {\n"
+    "            bits = sign;\n"
+    "        } else {\n"
+    "            int shift = 0;\n"
+    "            while (!(mant & 0x400u)) {\n"
+    "                mant <<= 1;\n"
+    "                shift++;\n"
+    "            }\n"
+    "            bits = sign | ((uint32_t)(113 - shift) << 23) | ((mant & 0x3ffu) << 13);\n"
+    "        }\n"
+    "    } else if (exp == 0x1f) {\n"
+    "        bits = sign | 0x7f800000u | (mant << 13);\n"
+    "    } else {\n"
+    "        bits = sign | ((exp + 112) << 23) | (mant << 13);\n"
+    "    }\n"
+    "    float f;\n"
+    "    memcpy(&f, &bits, sizeof f);\n"
+    "    return f;\n"
+    "}\n"
+    "static inline uint16_t lt_f32_to_f16(float f)\n"
+    "{\n"
+    "    uint32_t bits;\n"
+    "    memcpy(&bits, &f, sizeof bits);\n"
+    "    uint16_t sign = (uint16_t)((bits >> 16) & 0x8000u);\n"
+    "    uint32_t abs_bits = bits & 0x7fffffffu;\n"
+    "    if (abs_bits > 0x7f800000u)\n"
+    "        return (uint16_t)(sign | 0x7e00u);\n"
+    "    if (abs_bits >= 0x47800000u)\n"
+    "        return (uint16_t)(sign | 0x7c00u);\n"
+    "    int exp = (int)(abs_bits >> 23) - 112;\n"
+    "    uint32_t mant = abs_bits & 0x7fffffu;\n"
+    "    if (exp <= 0) {\n"
+    "        if (exp < -10)\n"
+    "            return sign;\n"
+    "        mant |= 0x800000u;\n"
+    "        int shift = 14 - exp;\n"
+    "        uint32_t half = 1u << (shift - 1), rest = mant & ((1u << shift) - 1), value = mant >> shift;\n"
+    "        if (rest > half || (rest == half && (value & 1u)))\n"
+    "            value++;\n"
+    "        return (uint16_t)(sign | value);\n"
+    "    }\n"
+    "    uint32_t value = ((uint32_t)exp << 10) | (mant >> 13), rest = mant & 0x1fffu;\n"
+    "    if (rest > 0x1000u || (rest == 0x1000u && (value & 1u)))\n"
+    "        value++;\n"
+    "    return (uint16_t)(sign | value);\n"
+    "}\n"
+    "\n"
+    "/* Python-style remainder: the sign of the divisor */\n"
+    "static inline float lt_remainderf(float a, float b)\n"
+    "{\n"
+    "    float r = fmodf(a, b);\n"
+    "    return r != 0 && ((r < 0) != (b < 0)) ? r + b : r;\n"
+    "}\n"
+    "static inline double lt_remainder(double a, double b)\n"
+    "{\n"
+    "    double r = fmod(a, b);\n"
+    "    return r != 0 && ((r < 0) != (b < 0)) ? r + b : r;\n"
+    "}\n"
+    "/* integer alpha of add/sub (integral by the shape rule) */\n"
+    "static inline int64_t lt_int_alpha(double a) { return a > -9.2e18 && a < 9.2e18 ? (int64_t)a : 0; }\n"
+    "/* integer clamp bound: the lower rounds up, the upper down, both saturate */\n"
+    "static inline int64_t lt_int_bound(double v, int lower, int64_t min, int64_t max)\n"
+    "{\n"
+    "    if (isnan(v))\n"
+    "        return lower ? min : max;\n"
+    "    if (v <= (double)min)\n"
+    "        return min;\n"
+    "    if (v >= (double)max)\n"
+    "        return max;\n"
+    "    return (int64_t)(lower ? ceil(v) : floor(v));\n"
+    "}\n"
+    "/* linspace evaluated from both ends (the last value is exact) */\n"
+    "static inline double lt_linspace(int64_t i, int64_t steps, double start, double end)\n"
+    "{\n"
+    "    double step = steps > 1 ? (end - start) / (double)(steps - 1) : 0.0;\n"
+    "    return 2 * i < steps ? start + step * (double)i : end - step * (double)(steps - 1 - i);\n"
+    "}\n"
+    "/* exp(x) for x <= 0 in f32, vectorizable (softmax and logsumexp only call\n"
+    " * it on x - max): x = n ln2 + r, a degree-7 polynomial for exp(r), 2^n\n"
+    " * built in the exponent bits; below -87 it flushes to 0, NaN stays NaN */\n"
+    "static inline float lt_exp_nonpos(float x)\n"
+    "{\n"
+    "    float xc = x > -87.0f ? x : -87.0f;\n"
+    "    xc = xc < 0.0f ? xc : 0.0f;\n"
+    "    float t = xc * 1.44269504088896341f + 12582912.0f;\n"
+    "    float n = t - 12582912.0f;\n"
+    "    uint32_t t_bits, scale_bits;\n"
+    "    memcpy(&t_bits, &t, sizeof t_bits);\n"
+    "    scale_bits = (t_bits - 0x4B400000u + 127u) << 23;\n"
+    "    float scale;\n"
+    "    memcpy(&scale, &scale_bits, sizeof scale);\n"
+    "    float r = xc - n * 0.693359375f;\n"
+    "    r = r + n * 2.12194440e-4f;\n"
+    "    float p = 1.9875691500e-4f;\n"
+    "    p = p * r + 1.3981999507e-3f;\n"
+    "    p = p * r + 8.3334519073e-3f;\n"
+    "    p = p * r + 4.1665795894e-2f;\n"
+    "    p = p * r + 1.6666665459e-1f;\n"
+    "    p = p * r + 5.0000001201e-1f;\n"
+    "    p = p * r * r + r + 1.0f;\n"
+    "    float y = p * scale;\n"
+    "    y = x > -87.0f ? y : 0.0f;\n"
+    "    y = x > 0.0f ? INFINITY : y;\n"
+    "    return x != x ? x : y;\n"
+    "}\n\n";
+
+static void emit_header(rctx *c)
+{
+    const kir_plan *p = c->p;
+    sb *b = c->b;
+    char shape[160];
+    sb_printf(b, "/*\n * Generated by %s from a graph of %u nodes: %d kernels (%d pointwise, %d row, %d calls).\n",
+              KIR_VERSION, p->g->nnodes, p->nk, p->npointwise, p->nrow, p->ncalls);
+    sb_printf(b, " * Buffers (B[i]):\n");
+    for (int i = 0; i < p->nb; i++) {
+        const kir_buf *x = &p->b[i];
+        sb_printf(b, " *   B[%d] %%%u %s%s ", i, x->value / LT_MAX_OUTPUTS, lt_dtype_name((lt_dtype)x->meta.dtype),
+                  lt_shape_str(x->meta.shape, x->meta.ndim, shape, sizeof shape));
+        if (x->kind == KB_LEAF)
+            sb_printf(b, "input %d\n", x->slot);
+        else if (x->kind == KB_OUT)
+            sb_printf(b, "output %d%s\n", x->slot, x->donor >= 0 ? " (may reuse a donated input)" : "");
+        else
+            sb_printf(b, "temporary at workspace offset %lld\n", (long long)x->offset);
+    }
+    sb_printf(b, " */\n");
+}
+
+static void emit_entry(rctx *c)
+{
+    const kir_plan *p = c->p;
+    sb *b = c->b;
+    sb_printf(b, "int lt_program_entry(void *const *B, const double *S, const lt_rt *rt)\n{\n");
+    sb_printf(b, "    int status = 0;\n");
+    for (int j = 0; j < p->nk; j++) {
+        const kir_kernel *k = &p->k[j];
+        if (k->kind != KK_CALL) {
+            sb_printf(b, "    kernel%d(B, S);\n", j);
+            continue;
+        }
+        const kir_call *call = &p->calls[k->call];
+        const lt_gnode *n = &p->g->nodes[call->node];
+        sb_printf(b, "    /* kernel %d: %s(", j, lt_op_name((lt_op)n->op));
+        for (int a = 0; a < call->nin; a++) {
+            if (call->in[a].scalar)
+                sb_printf(b, "%sscalar", a ? ", " : "");
+            else
+                sb_printf(b, "%sB[%d]", a ? ", " : "", call->in[a].buf);
+        }
+        sb_printf(b, ") -> ");
+        for (int o = 0; o < call->nout; o++)
+            sb_printf(b, "%sB[%d]", o ? ", " : "", call->out[o]);
+        sb_printf(b, ", eager kernel */\n");
+        sb_printf(b, "    if ((status = rt->call(rt->ctx, %d)) != 0)\n        return status;\n", k->call);
+    }
+    sb_printf(b, "    (void)B, (void)S, (void)rt;\n    return status;\n}\n");
+}
+
+char *kir_render(const kir_plan *p, size_t *len)
+{
+    sb b = {0};
+    fragment_truncated = false;
+    rctx c = {&b, p, NULL, false, false, -1};
+    emit_header(&c);
+    sb_printf(&b, "%s", prelude);
+    for (int j = 0; j < p->nk && !c.failed; j++) {
+        c.k = &p->k[j];
+        if (c.k->kind == KK_POINTWISE)
+            emit_pointwise(&c, j);
+        else if (c.k->kind == KK_ROW)
+            emit_row(&c, j);
+    }
+    emit_entry(&c);
+    if (b.failed || c.failed || fragment_truncated) {
+        free(b.s);
+        lt_error(b.failed ? LT_ERR_MEMORY : LT_ERR_STATE, "cpu compiler: could not render the generated C");
+        return NULL;
+    }
+    *len = b.n;
+    return b.s;
+}
