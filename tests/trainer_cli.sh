@@ -41,6 +41,12 @@ expect 0 "saved model to" --model mlp --device cpu --epochs 1 --steps 2 --quiet 
 expect 1 "no tensor named\|shape" --model cnn --device cpu --epochs 1 --steps 1 --quiet --load "$tmp/mlp.safetensors"
 expect 0 "test accuracy" --model mlp --device lazy --epochs 1 --steps 2 --quiet --load "$tmp/mlp.safetensors"
 
+# a second process compiles nothing: every program comes from the disk cache
+run_env="LT_CACHE_DIR=$tmp/cache"
+expect 0 "compiled by cc" --model mlp --device lazy --epochs 1 --steps 3 --quiet
+expect 0 "(0 compiled by cc, [1-9][0-9]* loaded from the disk cache)" --model mlp --device lazy --epochs 1 --steps 3 --quiet
+run_env=""
+
 # eager and lazy training agree to 1e-4 over 50 steps, with the default
 # backend and with the interp backend
 expect 0 "losses agree" --model mlp --compare --compare-steps 50 --batch-size 64

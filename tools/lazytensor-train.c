@@ -368,8 +368,11 @@ static int train(trainer *t)
     printf("summary: device %s, model %s, %lld steps in %.2f s\n", t->o.device, t->o.model, (long long)total,
            now_s() - train_start);
     printf("  step time: median %.2f ms, first step %.2f ms\n", median(step_ms, total), first);
-    printf("  compiles: %lld, cache hits: %lld, fallbacks: %lld\n", (long long)lt_metrics_counter("UncachedCompile"),
-           (long long)lt_metrics_counter("CachedCompile"), (long long)lt_metrics_counter("Fallback"));
+    printf("  programs: %lld built (%lld compiled by cc, %lld loaded from the disk cache), %lld cache hits, "
+           "fallbacks: %lld\n",
+           (long long)lt_metrics_counter("UncachedCompile"), (long long)lt_metrics_counter("DiskCacheMiss"),
+           (long long)lt_metrics_counter("DiskCacheHit"), (long long)lt_metrics_counter("CachedCompile"),
+           (long long)lt_metrics_counter("Fallback"));
     printf("  program outputs per step: %lld, donated buffers: %lld\n", (long long)step_outputs,
            (long long)lt_metrics_counter("DonatedBuffers"));
     printf("  peak buffer memory: %.1f MB, OS allocations: %lld\n", (double)ms.peak_bytes / 1e6,
