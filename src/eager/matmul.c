@@ -10,7 +10,8 @@
  *    CblasTrans and its leading dimension; other strides are copied to a
  *    contiguous buffer first. When B is shared by every batch and A's rows
  *    are evenly spaced (a contiguous [..., M, K]), the whole batch folds into
- *    one gemm with M' = batch * M; otherwise one gemm runs per batch item.
+ *    one gemm with M' = batch * M; otherwise one gemm runs per batch item,
+ *    small items spread over the threads, one single-threaded gemm each.
  *  - bf16/f16 compute through f32 copies and convert the result back.
  *  - Integers use a plain i-k-j loop on int64 copies, accumulating with
  *    unsigned (wrapping) arithmetic so overflow is defined.
@@ -132,6 +133,11 @@ static bool can_fold_batch(const mat_view *A, const mat_view *B, const batch_sha
     return *lda >= (A->cols > 1 ? A->cols : 1) && lt_blas_fits(*lda) && lt_blas_fits(bs->count * A->rows);
 }
 
+/* Largest m * n * k of one gemm of a batch that runs on a single thread
+ * with the batch items spread over the threads (a 128 x 128 x 256 product;
+ * bigger ones are split by BLAS itself). */
+#define SMALL_GEMM_WORK (128.0 * 128.0 * 256.0)
+
 /* Makes *t a contiguous tensor of dtype dt (replacing the reference the
  * caller holds). */
 static lt_status make_contiguous(lt_tensor **t, lt_dtype dt)
@@ -173,6 +179,13 @@ static lt_status matmul_blas(lt_tensor **a, lt_tensor **b, lt_tensor *c, lt_dtyp
         lt_blas_gemm(dt, false, B.trans, bs->count * m, n, k, A.base, lda, B.base, B.ld, out, n);
         return LT_OK;
     }
+    /* Many small gemms: one thread per batch item beats every gemm being
+     * split over all threads (OpenBLAS' OpenMP build runs a call made inside
+     * a parallel region on the calling thread alone). */
+    double item_work = (double)m * (double)n * (double)k;
+    bool by_item = bs->count > 1 && item_work <= SMALL_GEMM_WORK &&
+                   item_work * (double)bs->count >= LT_PARALLEL_GRAIN;
+#pragma omp parallel for schedule(static) if (by_item)
     for (int64_t i = 0; i < bs->count; i++) {
         const char *pa = A.base + batch_offset(&A, bs, i), *pb = B.base + batch_offset(&B, bs, i);
         lt_blas_gemm(dt, A.trans, B.trans, m, n, k, pa, A.ld, pb, B.ld, out + (size_t)(i * m * n) * elem, n);
