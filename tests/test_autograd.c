@@ -125,11 +125,36 @@ static void test_long_tape_is_freed(void **state)
     assert_int_equal(lt_live_tensor_count(), before);
 }
 
+/* Gradients need the values their op saw: an in-place write to a saved
+ * tensor afterwards is reported by backward, on both devices. */
+static void check_modified_input(lt_device dev)
+{
+    lt_tensor *w = leaf(dev, 1, 2, 3);
+    lt_tensor *x = LT_OK_T(lt_to(LT_T(LT_F64, LT_DIMS(3), 1, 2, 3), dev));
+    lt_tensor *loss = LT_OK_T(lt_sum(lt_mul(x, w), NULL, 0, false));
+    assert_non_null(lt_add_scalar_(x, 100)); /* x needs no grad: allowed */
+    assert_int_equal(lt_backward(loss, NULL), LT_ERR_STATE);
+    LT_EXPECT_ERROR(LT_ERR_STATE, "input 0 of mul was modified by an in-place operation");
+}
+
+static void test_modified_input_cpu(void **state)
+{
+    (void)state;
+    check_modified_input(lt_device_cpu());
+}
+
+static void test_modified_input_lazy(void **state)
+{
+    (void)state;
+    check_modified_input(lt_device_parse("lazy"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         LT_TEST(test_basic_cpu), LT_TEST(test_basic_lazy), LT_TEST(test_chain_and_seed),
         LT_TEST(test_no_grad_and_detach), LT_TEST(test_errors), LT_TEST(test_long_tape_is_freed),
+        LT_TEST(test_modified_input_cpu), LT_TEST(test_modified_input_lazy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -705,7 +705,7 @@ static void test_compile_error_is_reported(void **state)
     const char *env[] = {"LT_CFLAGS=-O1 -fPIC -shared -Dlt_rt=@broken@", NULL};
     child_result r;
     run_child("run", dir, env, &r);
-    assert_int_equal(field(&r, "errors="), 1);
+    assert_true(field(&r, "errors=") >= 1); /* a failed read retries with its own subgraph */
     assert_true(field(&r, "status=") != 0);
     assert_non_null(strstr(r.out, "failed (exit"));
     assert_non_null(strstr(r.out, "source kept at"));

@@ -444,6 +444,37 @@ static void test_backward_after_reading_intermediates(void **state)
     LT_ASSERT_ARRAY(lt_grad(x), expect, 8, 1e-5);
 }
 
+/* A pending tensor whose computation fails does not block reads of other
+ * tensors; the step barrier reports it while it is alive. */
+static void test_failing_tensor_does_not_block_reads(void **state)
+{
+    (void)state;
+    lt_tensor *x = lazy_data(vals8, (int64_t[]){8}, 1);
+    lt_tensor *idx = LT_OK_T(lt_to(LT_T(LT_I64, LT_DIMS(2), 1, 99), lazy()));
+    lt_tensor *bad = LT_OK_T(lt_index_select(x, 0, idx)); /* fails when run */
+    double v;
+    assert_int_equal(lt_item(lt_sum(lt_mul_scalar(x, 2), NULL, 0, false), &v), LT_OK);
+    assert_true(v == 72);
+    assert_int_equal(lt_mark_step(), LT_ERR_INDEX);
+    LT_EXPECT_ERROR(LT_ERR_INDEX, "index_select");
+    assert_int_equal(lt_copy_to_host(bad, NULL, 0), LT_ERR_NULL); /* reading it: no buffer given */
+    lt_clear_error();
+    float host[2];
+    assert_int_equal(lt_copy_to_host(bad, host, sizeof host), LT_ERR_INDEX);
+    lt_clear_error();
+}
+
+/* Sizes are checked when an op is traced, not only when it runs. */
+static void test_absurd_sizes_refused_at_trace_time(void **state)
+{
+    (void)state;
+    lt_tensor *i = LT_OK_T(lt_to(LT_T(LT_I64, LT_DIMS(2), 0, 1), lazy()));
+    assert_null(lt_one_hot(i, INT64_MAX));
+    LT_EXPECT_ERROR(LT_ERR_MEMORY, "larger than this machine's memory");
+    assert_null(lt_expand(lt_view(i, (int64_t[]){2, 1}, 2), (int64_t[]){2, INT64_MAX / 4}, 2));
+    lt_clear_error();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -468,6 +499,8 @@ int main(void)
         LT_TEST(test_donation_halves_update_memory),
         LT_TEST(test_async_barrier),
         LT_TEST(test_backward_after_reading_intermediates),
+        LT_TEST(test_failing_tensor_does_not_block_reads),
+        LT_TEST(test_absurd_sizes_refused_at_trace_time),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

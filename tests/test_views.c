@@ -526,6 +526,21 @@ static void test_view_geometry_without_storage(void **state)
     lt_tensor_unref(h);
 }
 
+/* Writing through an expanded view would update one element several
+ * times: refused, on both devices, leaving the base unchanged. */
+static void test_inplace_on_expanded_view_refused(void **state)
+{
+    (void)state;
+    const char *devices[] = {"cpu", "lazy"};
+    for (int k = 0; k < 2; k++) {
+        lt_tensor *e = LT_OK_T(lt_to(LT_T(LT_F32, LT_DIMS(1, 3), 0, 1, 2), lt_device_parse(devices[k])));
+        lt_tensor *x = LT_OK_T(lt_expand(e, (int64_t[]){2, 3}, 2));
+        assert_null(lt_add_scalar_(x, 1));
+        LT_EXPECT_ERROR(LT_ERR_UNSUPPORTED, "add_: in-place update of an expanded view is not supported");
+        LT_ASSERT_VALUES(e, 0, 0, 1, 2);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -545,6 +560,7 @@ int main(void)
         LT_TEST(test_views_size_zero),
         LT_TEST(test_views_released_input),
         LT_TEST(test_view_geometry_without_storage),
+        LT_TEST(test_inplace_on_expanded_view_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

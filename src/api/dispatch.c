@@ -82,6 +82,32 @@ static lt_status run_on_device(lt_op op, lt_tensor *const *in, int nin, const lt
     return lt_eager_run(op, in, nin, a, om, out, dev);
 }
 
+/* Refuses outputs too large for this machine before any device sees them
+ * (the lazy device allocates nothing at trace time, so it relies on this). */
+static lt_status check_output_sizes(lt_op op, const lt_meta *om)
+{
+    const lt_op_info *info = &lt_op_infos[op];
+    if (info->cls == LT_OPC_DATADEP)
+        return LT_OK; /* sizes known only after running */
+    for (int k = 0; k < info->nout; k++) {
+        lt_status st = lt_check_shape(info->name, om[k].shape, om[k].ndim, (lt_dtype)om[k].dtype);
+        if (st != LT_OK)
+            return st;
+    }
+    return LT_OK;
+}
+
+/* True if several elements of t share one memory location (a stride-0
+ * dim of size > 1, as made by lt_expand): in-place writes to it are
+ * ambiguous. */
+static bool self_overlapping(const lt_tensor *t)
+{
+    for (int d = 0; d < t->ndim; d++)
+        if (t->strides[d] == 0 && t->shape[d] > 1)
+            return true;
+    return false;
+}
+
 /* Fills metas for the inputs (heap-allocated for long variadic lists). */
 static lt_meta *input_metas(lt_tensor *const *in, int nin, lt_meta *small)
 {
@@ -112,6 +138,8 @@ lt_tensor *lt_call(lt_op op, lt_tensor *const *in, int nin, const lt_attrs *a, l
     lt_status st = lt_op_infer(op, im, nin, a, om);
     if (im != small)
         free(im);
+    if (st == LT_OK)
+        st = check_output_sizes(op, om);
     if (st != LT_OK)
         return NULL;
     lt_tensor *out[LT_MAX_OUTPUTS] = {NULL};
@@ -158,6 +186,11 @@ lt_tensor *lt_call_inplace(lt_op op, lt_tensor *dst, lt_tensor *const *in, int n
         return NULL;
     if (device_runnable(name, dev) != LT_OK)
         return NULL;
+    if (self_overlapping(dst))
+        return lt_error(LT_ERR_UNSUPPORTED,
+                        "%s: in-place update of an expanded view is not supported (several elements of the "
+                        "destination share one memory location)",
+                        name), NULL;
     lt_meta small[SMALL_INPUTS], om[LT_MAX_OUTPUTS];
     lt_meta *im = input_metas(in, nin, small);
     if (!im)
@@ -189,14 +222,17 @@ lt_tensor *lt_call_inplace(lt_op op, lt_tensor *dst, lt_tensor *const *in, int n
         lt_tensor *out[LT_MAX_OUTPUTS] = {dst};
         atomic_fetch_add(&dst->refcount, 1); /* lt_eager_run drops outputs on failure */
         lt_status st = lt_eager_run(op, in, nin, a, om, out, dev);
-        if (st == LT_OK)
+        if (st == LT_OK) {
+            atomic_fetch_add(&dst->storage->version, 1);
             lt_tensor_unref(dst);
+        }
         return st == LT_OK ? dst : NULL;
     }
     lt_tensor *tmp[LT_MAX_OUTPUTS] = {NULL};
     if (lt_eager_run(op, in, nin, a, om, tmp, dev) != LT_OK)
         return NULL;
     lt_eager_copy(dst, tmp[0]);
+    atomic_fetch_add(&dst->storage->version, 1);
     lt_tensor_unref(tmp[0]);
     return dst;
 }

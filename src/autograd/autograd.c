@@ -77,6 +77,7 @@ void lt_ag_node_drop_saved(lt_ag_node *n)
 static void node_free(lt_ag_node *n)
 {
     lt_ag_node_drop_saved(n);
+    free(n->versions);
     for (int k = 0; k < LT_MAX_OUTPUTS; k++)
         if (n->gout[k])
             lt_tensor_unref(n->gout[k]);
@@ -124,6 +125,15 @@ static void on_tensor_death(lt_tensor *t)
 
 /* ---- recording ---------------------------------------------------------- */
 
+uint64_t lt_ag_version_of(const lt_tensor *t)
+{
+    if (t->device.kind == LT_DEVICE_LAZY) {
+        const lt_lazy *z = t->lazy;
+        return z->base ? ((const lt_lazy *)z->base->lazy)->version : z->version;
+    }
+    return t->storage ? atomic_load(&t->storage->version) : 0;
+}
+
 /* A handle on t's values without autograd state (eager: shares storage). */
 static lt_tensor *detached_alias(lt_tensor *t)
 {
@@ -147,6 +157,12 @@ static lt_status record(lt_op op, lt_tensor *const *in, int nin, const lt_attrs 
         free(saved);
         return lt_error(LT_ERR_MEMORY, "autograd: out of memory recording %s", info->name);
     }
+    n->versions = calloc((size_t)(nin + info->nout), sizeof *n->versions);
+    if (!n->versions) {
+        free(n);
+        free(saved);
+        return lt_error(LT_ERR_MEMORY, "autograd: out of memory recording %s", info->name);
+    }
     n->op = (uint16_t)op;
     n->nin = nin;
     n->nout = info->nout;
@@ -155,6 +171,7 @@ static lt_status record(lt_op op, lt_tensor *const *in, int nin, const lt_attrs 
     for (int i = 0; i < nin; i++) {
         saved[i] = in[i];
         atomic_fetch_add(&in[i]->refcount, 1);
+        n->versions[i] = lt_ag_version_of(in[i]);
     }
     for (int k = 0; k < info->nout; k++) {
         n->out[k] = detached_alias(out[k]); /* formulas may read any output */
@@ -162,6 +179,7 @@ static lt_status record(lt_op op, lt_tensor *const *in, int nin, const lt_attrs 
             node_free(n);
             return lt_last_status();
         }
+        n->versions[nin + k] = lt_ag_version_of(n->out[k]);
         if (!lt_dtype_is_floating((lt_dtype)out[k]->dtype))
             continue; /* integer outputs (indices) carry no gradient */
         lt_ag *ag = ag_get_or_create(out[k]);

@@ -30,6 +30,7 @@ struct lt_ag_node {
     lt_attrs attrs;
     lt_tensor **in;                  /* inputs, retained (values and routing) */
     lt_tensor *out[LT_MAX_OUTPUTS];  /* detached aliases of the outputs */
+    uint64_t *versions;              /* of in[0..nin) then out[0..nout) when recorded */
     bool released;                   /* saved tensors dropped by backward */
     /* backward bookkeeping */
     lt_tensor *gout[LT_MAX_OUTPUTS];
@@ -64,6 +65,8 @@ void lt_grad_set(lt_op op, lt_grad_fn fn);
 lt_grad_fn lt_grad_get(lt_op op);
 
 /* Tape internals shared by autograd.c and engine.c. */
+/* The version of t's values: bumped by every in-place write to them. */
+uint64_t lt_ag_version_of(const lt_tensor *t);
 void lt_ag_node_drop_saved(lt_ag_node *n);
 void lt_ag_node_unref(lt_ag_node *n);
 lt_status lt_ag_accumulate_leaf(lt_tensor *t, lt_tensor *g);

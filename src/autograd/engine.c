@@ -114,6 +114,22 @@ static lt_status route(lt_tensor *t, lt_tensor *g)
     return LT_OK;
 }
 
+/* A tensor the formula reads must still hold the values it had when the
+ * op ran: an in-place write since then would make the gradient wrong. */
+static lt_status check_versions(const lt_ag_node *n)
+{
+    for (int i = 0; i < n->nin + n->nout; i++) {
+        const lt_tensor *t = i < n->nin ? n->in[i] : n->out[i - n->nin];
+        if (t && lt_ag_version_of(t) != n->versions[i])
+            return lt_error(LT_ERR_STATE,
+                            "backward: %s %d of %s was modified by an in-place operation after %s used it "
+                            "(its values are needed for the gradient)",
+                            i < n->nin ? "input" : "output", i < n->nin ? i : i - n->nin,
+                            lt_op_name((lt_op)n->op), lt_op_name((lt_op)n->op));
+    }
+    return LT_OK;
+}
+
 static lt_status run_node(lt_ag_node *n)
 {
     bool any_gout = false;
@@ -121,6 +137,9 @@ static lt_status run_node(lt_ag_node *n)
         any_gout = any_gout || n->gout[k];
     if (!any_gout)
         return LT_OK;
+    lt_status vst = check_versions(n);
+    if (vst != LT_OK)
+        return vst;
     lt_grad_fn fn = lt_grad_get((lt_op)n->op);
     if (!fn)
         return lt_error(LT_ERR_UNSUPPORTED, "backward: no gradient formula for op %s",

@@ -57,6 +57,7 @@ void lt_free(void *ptr);
 
 typedef struct lt_storage {
     atomic_int refcount;
+    atomic_uint version; /* bumped by every in-place write (autograd checks it) */
     void *data;
     size_t nbytes;
     lt_device device;

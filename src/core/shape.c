@@ -42,7 +42,9 @@ void lt_contiguous_strides(const int64_t *shape, int ndim, int64_t *strides)
     int64_t s = 1;
     for (int i = ndim - 1; i >= 0; i--) {
         strides[i] = s;
-        s *= shape[i] > 1 ? shape[i] : 1;
+        /* saturate: such shapes are refused before any buffer exists */
+        if (__builtin_mul_overflow(s, shape[i] > 1 ? shape[i] : 1, &s))
+            s = INT64_MAX;
     }
 }
 

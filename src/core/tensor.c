@@ -150,6 +150,7 @@ lt_storage *lt_storage_new(size_t nbytes, lt_device dev, const char *op)
         return NULL;
     }
     atomic_init(&s->refcount, 1);
+    atomic_init(&s->version, 0);
     s->nbytes = nbytes;
     s->device = dev;
     return s;
@@ -344,7 +345,10 @@ lt_tensor *lt_keep(lt_tensor *t)
     if (lt_check_tensor("keep", t, 0) != LT_OK)
         return NULL;
     atomic_fetch_add(&t->refcount, 1);
-    if (frame_count >= 2 && !frame_push(&frames[frame_count - 2], t)) {
+    /* the parent of the innermost scope: the innermost real frame when that
+     * scope could not get a frame of its own */
+    int parent = frame_overflow > 0 ? frame_count - 1 : frame_count - 2;
+    if (parent >= 0 && !frame_push(&frames[parent], t)) {
         lt_tensor_unref(t);
         lt_error(LT_ERR_MEMORY, "keep: out of memory");
         return NULL;

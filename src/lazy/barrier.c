@@ -175,16 +175,17 @@ static bool in_list(lt_tensor *t, lt_tensor *const *list, int n)
     return false;
 }
 
-/* Roots: pending non-view tensors in id order, then the extra tensors. */
-static lt_status collect_roots(lt_tensor *const *extra, int nextra, lt_tensor ***roots, lt_value **values,
-                               uint32_t *count)
+/* Roots: pending non-view tensors and the extra tensors, in id order (only
+ * the extra ones when only_extra). */
+static lt_status collect_roots(lt_tensor *const *extra, int nextra, bool only_extra, lt_tensor ***roots,
+                               lt_value **values, uint32_t *count)
 {
     uint32_t n = 0, cap = 64;
     lt_tensor **r = malloc(sizeof *r * cap);
     lt_value *v = malloc(sizeof *v * cap);
     for (lt_tensor *t = lt_lazy_registry_first(); r && v && t; t = lt_lazy_registry_next(t)) {
         lt_lazy *z = t->lazy;
-        bool wanted = (z->pending && !z->base && !t->weak) || in_list(t, extra, nextra);
+        bool wanted = (!only_extra && z->pending && !z->base && !t->weak) || in_list(t, extra, nextra);
         if (!wanted)
             continue;
         if (n == cap) {
@@ -377,19 +378,18 @@ lt_status lt_lazy_barrier_with(bool step, const char *why, lt_tensor *const *ext
     return lt_lazy_barrier_async(step, true, why, extra, nextra);
 }
 
-lt_status lt_lazy_barrier_async(bool step, bool wait, const char *why, lt_tensor *const *extra, int nextra)
+/* One barrier over the collected roots. */
+static lt_status run_barrier(bool step, bool wait, const char *why, lt_tensor *const *extra, int nextra,
+                             bool only_extra, uint32_t *nroots_out)
 {
-    lt_lazy_init();
-    lt_status waited = lt_lazy_wait(); /* one execution in flight at a time */
-    if (waited != LT_OK)
-        return waited;
     lt_metric_add("Barrier", 1);
     lt_tensor **roots = NULL;
     lt_value *values = NULL;
     uint32_t nroots = 0;
-    lt_status st = collect_roots(extra, nextra, &roots, &values, &nroots);
+    lt_status st = collect_roots(extra, nextra, only_extra, &roots, &values, &nroots);
     if (st != LT_OK)
         return st;
+    *nroots_out = nroots;
     if (nroots > 0) {
         lt_gbuild b;
         st = lt_gbuild_run(&b, values, nroots);
@@ -409,6 +409,24 @@ lt_status lt_lazy_barrier_async(bool step, bool wait, const char *why, lt_tensor
     }
     free(roots);
     free(values);
+    return st;
+}
+
+lt_status lt_lazy_barrier_async(bool step, bool wait, const char *why, lt_tensor *const *extra, int nextra)
+{
+    lt_lazy_init();
+    lt_status waited = lt_lazy_wait(); /* one execution in flight at a time */
+    if (waited != LT_OK)
+        return waited;
+    uint32_t nroots = 0;
+    lt_status st = run_barrier(step, wait, why, extra, nextra, false, &nroots);
+    /* A read that failed because some other pending tensor cannot be
+     * computed (say, an index out of range) retries with just the tensors
+     * it needs, so one bad tensor does not block every read. */
+    if (st != LT_OK && nextra > 0 && nroots > (uint32_t)nextra) {
+        lt_clear_error();
+        st = run_barrier(step, wait, why, extra, nextra, true, &nroots);
+    }
     if (st == LT_OK)
         drop_remaining_pending();
     lt_lazy_reset_if_idle();

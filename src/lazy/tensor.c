@@ -550,6 +550,8 @@ lt_tensor *lt_lazy_sync_to_cpu_alias(lt_tensor *t, const char *why)
             if (lt_lazy_value_of(t, &v) != LT_OK)
                 return NULL;
         }
+        /* t is named as the tensor this sync is for, even when it is a root
+         * anyway: a failing sync retries with it alone */
         if (lt_lazy_barrier_with(false, why, &t, 1) != LT_OK)
             return NULL;
     }
