@@ -39,6 +39,8 @@ expect 1 "corrupt\|truncated" --load "$tmp/bad.safetensors" --steps 1 --epochs 1
 # a model saved by the MLP does not fit the CNN: shape/name mismatch
 expect 0 "saved model to" --model mlp --device cpu --epochs 1 --steps 2 --quiet --save "$tmp/mlp.safetensors"
 expect 1 "no tensor named\|shape" --model cnn --device cpu --epochs 1 --steps 1 --quiet --load "$tmp/mlp.safetensors"
+# resuming with another optimizer keeps the model and starts a fresh optimizer
+expect 0 "has no optimizer state: loaded the model only" --model mlp --optimizer sgd --device cpu --epochs 1 --steps 1 --quiet --load "$tmp/mlp.safetensors"
 expect 0 "test accuracy" --model mlp --device lazy --epochs 1 --steps 2 --quiet --load "$tmp/mlp.safetensors"
 
 # a second process compiles nothing: every program comes from the disk cache

@@ -43,8 +43,8 @@ static void usage(FILE *f)
             "  --steps N                at most N steps per epoch (default: the whole epoch)\n"
             "  --threads N              OpenMP/OpenBLAS threads (default: all cores)\n"
             "  --data DIR               dataset directory (default " DEFAULT_DATA ")\n"
-            "  --save FILE              save the trained model (safetensors)\n"
-            "  --load FILE              initialize the model from a safetensors file\n"
+            "  --save FILE              save model and optimizer state (safetensors)\n"
+            "  --load FILE              resume from a file written by --save\n"
             "  --compare                run --compare-steps steps on cpu and lazy, compare\n"
             "  --compare-steps N        steps for --compare (default 50)\n"
             "  --quiet                  no progress bar\n"
@@ -177,24 +177,74 @@ static lt_optimizer *build_optimizer(const options *o, lt_module *m)
                          !strcmp(o->optimizer, "adamw"));
 }
 
-static lt_status save_model(lt_module *m, const char *path)
+/* A checkpoint: the model's state as "model.<name>" and the optimizer's
+ * as "optim.<name>", so training can resume where it stopped. */
+#define MAX_STATE 256
+typedef struct checkpoint {
+    lt_tensor *tensors[MAX_STATE];
+    const char *names[MAX_STATE];
+    char storage[MAX_STATE][96];
+    int count, model_count;
+} checkpoint;
+
+static bool add_prefixed(checkpoint *c, const char *prefix, lt_tensor *const *t, const char *const *names, int n)
 {
-    lt_tensor *t[64];
-    const char *names[64];
-    int n = lt_module_state(m, t, names, 64);
-    if (n < 0 || n > 64)
-        return lt_last_status();
-    return lt_save_safetensors(path, t, names, n);
+    for (int i = 0; i < n; i++) {
+        if (c->count == MAX_STATE)
+            return false;
+        snprintf(c->storage[c->count], sizeof c->storage[0], "%s.%s", prefix, names[i]);
+        c->names[c->count] = c->storage[c->count];
+        c->tensors[c->count++] = t[i];
+    }
+    return true;
 }
 
-static lt_status load_model(lt_module *m, const char *path)
+static lt_status collect_state(lt_module *m, lt_optimizer *opt, checkpoint *c)
 {
-    lt_tensor *t[64];
-    const char *names[64];
-    int n = lt_module_state(m, t, names, 64);
-    if (n < 0 || n > 64)
-        return lt_last_status();
-    return lt_load_safetensors(path, t, names, n);
+    lt_tensor *t[MAX_STATE];
+    const char *names[MAX_STATE];
+    c->count = 0;
+    int n = lt_module_state(m, t, names, MAX_STATE);
+    if (n < 0 || n > MAX_STATE || !add_prefixed(c, "model", t, names, n)) {
+        fprintf(stderr, "lazytensor-train: the model has too many tensors for a checkpoint\n");
+        return LT_ERR_ARGUMENT;
+    }
+    c->model_count = c->count;
+    n = opt ? lt_optim_state(opt, t, names, MAX_STATE) : 0;
+    if (n < 0 || n > MAX_STATE || !add_prefixed(c, "optim", t, names, n)) {
+        fprintf(stderr, "lazytensor-train: the optimizer has too many tensors for a checkpoint\n");
+        return LT_ERR_ARGUMENT;
+    }
+    return LT_OK;
+}
+
+static lt_status save_checkpoint(lt_module *m, lt_optimizer *opt, const char *path)
+{
+    checkpoint *c = malloc(sizeof *c);
+    lt_status st = c ? collect_state(m, opt, c) : LT_ERR_MEMORY;
+    if (st == LT_OK)
+        st = lt_save_safetensors(path, c->tensors, c->names, c->count);
+    free(c);
+    return st;
+}
+
+/* Loads model and optimizer state; a file with only model tensors (or a
+ * fresh optimizer) loads the model alone. */
+static lt_status load_checkpoint(lt_module *m, lt_optimizer *opt, const char *path)
+{
+    checkpoint *c = malloc(sizeof *c);
+    lt_status st = c ? collect_state(m, opt, c) : LT_ERR_MEMORY;
+    if (st == LT_OK) {
+        st = lt_load_safetensors(path, c->tensors, c->names, c->count);
+        if (st != LT_OK && strstr(lt_last_error(), "no tensor named \"optim.")) {
+            lt_clear_error();
+            st = lt_load_safetensors(path, c->tensors, c->names, c->model_count);
+            if (st == LT_OK)
+                fprintf(stderr, "lazytensor-train: %s has no optimizer state: loaded the model only\n", path);
+        }
+    }
+    free(c);
+    return st;
 }
 
 /* ---- timing and progress ------------------------------------------------- */
@@ -311,10 +361,10 @@ static bool setup(trainer *t, lt_device dev)
     t->model = build_model(t->o.model, dev);
     if (!t->model)
         return false;
-    if (t->o.load && load_model(t->model, t->o.load) != LT_OK)
-        return false;
     t->opt = build_optimizer(&t->o, t->model);
-    return t->opt != NULL;
+    if (!t->opt)
+        return false;
+    return !t->o.load || load_checkpoint(t->model, t->opt, t->o.load) == LT_OK;
 }
 
 static void teardown(trainer *t)
@@ -379,7 +429,7 @@ static int train(trainer *t)
            (long long)ms.os_allocs);
     free(perm);
     free(step_ms);
-    if (t->o.save && save_model(t->model, t->o.save) != LT_OK)
+    if (t->o.save && save_checkpoint(t->model, t->opt, t->o.save) != LT_OK)
         return 1;
     if (t->o.save)
         printf("saved model to %s\n", t->o.save);
