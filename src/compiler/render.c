@@ -26,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define KIR_VERSION "lazytensor-cpu-3"
+#define KIR_VERSION "lazytensor-cpu-4"
 #define PAR_CHUNKS 64 /* chunks of a parallel one-dimensional loop */
 
 /* ---- string builder ----------------------------------------------------- */
@@ -995,9 +995,12 @@ static void describe(rctx *c, int index)
  * Column mode: when a kernel's reductions read along its innermost domain
  * loop (coefficient 1) but not along their own innermost loop (a bias
  * gradient: the sum over the rows of [N, D]), each block of COL_BLOCK
- * outputs accumulates whole rows, vectorized, instead of walking down one
- * column at a time. Requires reduction bodies that read nothing computed
- * at the domain level (constants aside).
+ * outputs (fewer for a narrow domain, so the threads get several blocks)
+ * accumulates whole rows, vectorized, instead of walking down one column at
+ * a time. Loads contiguous along the reduction are allowed when they do not
+ * depend on the column (per-row values, such as a layer norm's statistics).
+ * Requires reduction bodies that read nothing computed at the domain level
+ * (constants aside).
  */
 static bool use_column_mode(const kir_kernel *k)
 {
@@ -1021,7 +1024,7 @@ static bool use_column_mode(const kir_kernel *k)
             if (in->kind != KI_LOAD)
                 continue;
             const kir_aff *f = &k->forms[in->form];
-            if (f->a[inner] == 1)
+            if (f->a[inner] == 1 && f->a[j] != 0)
                 return false; /* contiguous along the reduction: row mode */
             along_j = along_j || f->a[j] == 1;
         }
@@ -1052,7 +1055,10 @@ static void emit_pointwise(rctx *c, int index)
     } else {
         /* the outer domain loops, then blocks of the innermost one */
         c->col_var = k->loop[k->nloop - 1];
-        long long ext = (long long)k->ext[c->col_var], blocks = (ext + COL_BLOCK - 1) / COL_BLOCK;
+        long long ext = (long long)k->ext[c->col_var], step = COL_BLOCK;
+        while (step > COL_BLOCK / 4 && (ext + step - 1) / step < 4)
+            step /= 2; /* a few blocks at least, for the threads */
+        long long blocks = (ext + step - 1) / step;
         bool outer = k->nloop > 1;
         d = open_loops(c, k->loop, k->nloop - 1, outer ? pragma : NULL, NULL, 1);
         if (parallel && !outer) {
@@ -1063,8 +1069,8 @@ static void emit_pointwise(rctx *c, int index)
         sb_printf(b, "for (int64_t blk = 0; blk < %lld; blk++) {\n", blocks);
         d++;
         indent(b, d);
-        sb_printf(b, "const int64_t jb = blk * %d, je = jb + %d < %lld ? jb + %d : %lld;\n", COL_BLOCK, COL_BLOCK, ext,
-                  COL_BLOCK, ext);
+        sb_printf(b, "const int64_t jb = blk * %lld, je = jb + %lld < %lld ? jb + %lld : %lld;\n", step, step, ext,
+                  step, ext);
         for (int i = 0; i < k->nins; i++)
             if (k->ins[i].kind == KI_REDUCE)
                 emit_reduce_passes(c, i, d);
@@ -1301,7 +1307,8 @@ static const char prelude[] =
     "    y = x > -87.0f ? y : 0.0f;\n"
     "    y = x > 0.0f ? INFINITY : y;\n"
     "    return x != x ? x : y;\n"
-    "}\n\n";
+    "}\n"
+    "\n";
 
 static void emit_header(rctx *c)
 {
