@@ -668,7 +668,9 @@ lt_tensor *lt_grad(lt_tensor *t);
 /** Drops t's accumulated gradient. */
 lt_status lt_zero_grad(lt_tensor *t);
 /** A tensor with t's values that does not require grad and records no
- *  tape (shares storage with t on cpu). */
+ *  tape. On cpu it shares t's storage (in-place writes to either show in
+ *  both); on the lazy device it is a separate tensor holding t's current
+ *  value. */
 lt_tensor *lt_detach(lt_tensor *t);
 /** Opens / closes a no-grad region (nestable, per thread): ops record no
  *  tape inside. */
