@@ -19,6 +19,7 @@
  * eager results agree to rounding of summation order.
  */
 #include "compiler/kir.h"
+#include "eager/fastmath.h"
 #include "lazy/lazy.h"
 
 #include <stdarg.h>
@@ -193,12 +194,14 @@ static void form_str(const rctx *c, int form, char *out, size_t cap)
 static bool float_expr(lt_op op, const lt_gnode *n, int w, const char *a, const char *b, char *e, size_t cap)
 {
     const char *T = vtype(w), *f = w == LT_F32 ? "f" : "";
+    /* f32 exp and erf: fastmath.h's versions, as in the eager kernels */
+    const char *ex = w == LT_F32 ? "lt_expf" : "exp", *er = w == LT_F32 ? "lt_erff" : "erf";
     char alpha[64], lo[64], hi[64];
     attr_scalar(alpha, sizeof alpha, n, 0);
     switch (op) {
     case LT_OP_NEG: frag(e, cap, "-%s", a); break;
     case LT_OP_ABS: frag(e, cap, "fabs%s(%s)", f, a); break;
-    case LT_OP_EXP: frag(e, cap, "exp%s(%s)", f, a); break;
+    case LT_OP_EXP: frag(e, cap, "%s(%s)", ex, a); break;
     case LT_OP_LOG: frag(e, cap, "log%s(%s)", f, a); break;
     case LT_OP_LOG1P: frag(e, cap, "log1p%s(%s)", f, a); break;
     case LT_OP_EXPM1: frag(e, cap, "expm1%s(%s)", f, a); break;
@@ -207,13 +210,13 @@ static bool float_expr(lt_op op, const lt_gnode *n, int w, const char *a, const 
     case LT_OP_SIN: frag(e, cap, "sin%s(%s)", f, a); break;
     case LT_OP_COS: frag(e, cap, "cos%s(%s)", f, a); break;
     case LT_OP_TANH: frag(e, cap, "tanh%s(%s)", f, a); break;
-    case LT_OP_SIGMOID: frag(e, cap, "(%s)1 / ((%s)1 + exp%s(-%s))", T, T, f, a); break;
+    case LT_OP_SIGMOID: frag(e, cap, "(%s)1 / ((%s)1 + %s(-%s))", T, T, ex, a); break;
     case LT_OP_RELU: frag(e, cap, "%s <= 0 ? (%s)0 : %s", a, T, a); break;
     case LT_OP_GELU:
-        frag(e, cap, "%s * (%s)0.5 * ((%s)1 + erf%s(%s * (%s)0.70710678118654752440))", a, T, T, f, a, T);
+        frag(e, cap, "%s * (%s)0.5 * ((%s)1 + %s(%s * (%s)0.70710678118654752440))", a, T, T, er, a, T);
         break;
-    case LT_OP_SILU: frag(e, cap, "%s / ((%s)1 + exp%s(-%s))", a, T, f, a); break;
-    case LT_OP_ERF: frag(e, cap, "erf%s(%s)", f, a); break;
+    case LT_OP_SILU: frag(e, cap, "%s / ((%s)1 + %s(-%s))", a, T, ex, a); break;
+    case LT_OP_ERF: frag(e, cap, "%s(%s)", er, a); break;
     case LT_OP_SIGN: frag(e, cap, "(%s)((%s > 0) - (%s < 0))", T, a, a); break;
     case LT_OP_FLOOR: frag(e, cap, "floor%s(%s)", f, a); break;
     case LT_OP_CEIL: frag(e, cap, "ceil%s(%s)", f, a); break;
@@ -811,7 +814,7 @@ static void emit_reduce_passes(rctx *c, int r, int depth)
         acc(c, s2, sizeof s2, sname);
         state_decl(c, "double", sname, "0", depth);
         if (ri.cdt == LT_F32)
-            frag(stmt, sizeof stmt, "%s += (double)lt_exp_nonpos(%s - (float)%s);", s2, x, hh);
+            frag(stmt, sizeof stmt, "%s += (double)lt_expf(%s - (float)%s);", s2, x, hh);
         else
             frag(stmt, sizeof stmt, "%s += exp(%s - %s);", s2, x, hh);
         frag(clause, sizeof clause, "+:s%d", r);
@@ -1108,7 +1111,7 @@ static void emit_row(rctx *c, int index)
     sb *b = c->b;
     const lt_gnode *n = gnode(c, k->node);
     int dt = n->out[0].dtype;
-    const char *T = vtype(dt), *E = dt == LT_F32 ? "lt_exp_nonpos" : "exp";
+    const char *T = vtype(dt), *E = dt == LT_F32 ? "lt_expf" : "exp";
     bool log_softmax = n->op == LT_OP_LOG_SOFTMAX;
     describe(c, index);
     sb_printf(b, "static void kernel%d(void *const *restrict B, const double *restrict S)\n{\n", index);
@@ -1280,35 +1283,37 @@ static const char prelude[] =
     "    double step = steps > 1 ? (end - start) / (double)(steps - 1) : 0.0;\n"
     "    return 2 * i < steps ? start + step * (double)i : end - step * (double)(steps - 1 - i);\n"
     "}\n"
-    "/* exp(x) for x <= 0 in f32, vectorizable (softmax and logsumexp only call\n"
-    " * it on x - max): x = n ln2 + r, a degree-7 polynomial for exp(r), 2^n\n"
-    " * built in the exponent bits; below -87 it flushes to 0, NaN stays NaN */\n"
-    "static inline float lt_exp_nonpos(float x)\n"
-    "{\n"
-    "    float xc = x > -87.0f ? x : -87.0f;\n"
-    "    xc = xc < 0.0f ? xc : 0.0f;\n"
-    "    float t = xc * 1.44269504088896341f + 12582912.0f;\n"
-    "    float n = t - 12582912.0f;\n"
-    "    uint32_t t_bits, scale_bits;\n"
-    "    memcpy(&t_bits, &t, sizeof t_bits);\n"
-    "    scale_bits = (t_bits - 0x4B400000u + 127u) << 23;\n"
-    "    float scale;\n"
-    "    memcpy(&scale, &scale_bits, sizeof scale);\n"
-    "    float r = xc - n * 0.693359375f;\n"
-    "    r = r + n * 2.12194440e-4f;\n"
-    "    float p = 1.9875691500e-4f;\n"
-    "    p = p * r + 1.3981999507e-3f;\n"
-    "    p = p * r + 8.3334519073e-3f;\n"
-    "    p = p * r + 4.1665795894e-2f;\n"
-    "    p = p * r + 1.6666665459e-1f;\n"
-    "    p = p * r + 5.0000001201e-1f;\n"
-    "    p = p * r * r + r + 1.0f;\n"
-    "    float y = p * scale;\n"
-    "    y = x > -87.0f ? y : 0.0f;\n"
-    "    y = x > 0.0f ? INFINITY : y;\n"
-    "    return x != x ? x : y;\n"
-    "}\n"
     "\n";
+
+/* Writes fastmath.h's definitions (one stringified line) as readable C:
+ * a line break after each ';' outside parentheses, '{' and '}', with
+ * four spaces of indentation per brace level. */
+static void emit_fastmath(sb *b)
+{
+    static const char text[] = LT_FASTMATH_SOURCE;
+    sb_printf(b, "/* vectorizable f32 exp and erf, the eager kernels' own (src/eager/fastmath.h) */\n");
+    int depth = 0, parens = 0;
+    bool line_start = true;
+    for (const char *s = text; *s; s++) {
+        if (line_start && *s == ' ')
+            continue;
+        if (*s == '}')
+            depth--;
+        if (line_start)
+            for (int i = 0; i < depth; i++)
+                sb_printf(b, "    ");
+        line_start = false;
+        sb_printf(b, "%c", *s);
+        parens += (*s == '(') - (*s == ')');
+        if (*s == '{')
+            depth++;
+        if (*s == '{' || *s == '}' || (*s == ';' && parens == 0)) {
+            sb_printf(b, "\n");
+            line_start = true;
+        }
+    }
+    sb_printf(b, "\n");
+}
 
 static void emit_header(rctx *c)
 {
@@ -1369,6 +1374,7 @@ char *kir_render(const kir_plan *p, size_t *len)
     rctx c = {&b, p, NULL, false, false, -1};
     emit_header(&c);
     sb_printf(&b, "%s", prelude);
+    emit_fastmath(&b);
     for (int j = 0; j < p->nk && !c.failed; j++) {
         c.k = &p->k[j];
         if (c.k->kind == KK_POINTWISE)

@@ -21,6 +21,7 @@
  * the same index only.
  */
 #include "eager/eager.h"
+#include "eager/fastmath.h"
 
 #include <math.h>
 #include <stdatomic.h>
@@ -68,10 +69,14 @@ typedef struct ew_ctx {
 /* ---- floating point: f32 (libm's *f functions) and f64 ---- */
 #define M_f32(fn) fn##f
 #define M_f64(fn) fn
+/* exp and erf: f32 uses fastmath.h's vectorizable versions, the very code
+ * the compiler pastes into generated kernels (lazy == eager, bit for bit) */
+#define X_f32(fn) lt_##fn##f
+#define X_f64(fn) fn
 #define DEF_FLOAT(sfx, T)                                                                 \
     UNARY(neg, sfx, T, -x)                                                                \
     UNARY(abs, sfx, T, M_##sfx(fabs)(x))                                                  \
-    UNARY(exp, sfx, T, M_##sfx(exp)(x))                                                   \
+    UNARY(exp, sfx, T, X_##sfx(exp)(x))                                                   \
     UNARY(log, sfx, T, M_##sfx(log)(x))                                                   \
     UNARY(log1p, sfx, T, M_##sfx(log1p)(x))                                               \
     UNARY(expm1, sfx, T, M_##sfx(expm1)(x))                                               \
@@ -80,11 +85,11 @@ typedef struct ew_ctx {
     UNARY(sin, sfx, T, M_##sfx(sin)(x))                                                   \
     UNARY(cos, sfx, T, M_##sfx(cos)(x))                                                   \
     UNARY(tanh, sfx, T, M_##sfx(tanh)(x))                                                 \
-    UNARY(sigmoid, sfx, T, (T)1 / ((T)1 + M_##sfx(exp)(-x)))                              \
+    UNARY(sigmoid, sfx, T, (T)1 / ((T)1 + X_##sfx(exp)(-x)))                              \
     UNARY(relu, sfx, T, x <= 0 ? (T)0 : x) /* NaN stays NaN, -0 gives +0 */               \
-    UNARY(gelu, sfx, T, x * (T)0.5 * ((T)1 + M_##sfx(erf)(x * (T)0.70710678118654752440))) \
-    UNARY(silu, sfx, T, x / ((T)1 + M_##sfx(exp)(-x)))                                    \
-    UNARY(erf, sfx, T, M_##sfx(erf)(x))                                                   \
+    UNARY(gelu, sfx, T, x * (T)0.5 * ((T)1 + X_##sfx(erf)(x * (T)0.70710678118654752440))) \
+    UNARY(silu, sfx, T, x / ((T)1 + X_##sfx(exp)(-x)))                                    \
+    UNARY(erf, sfx, T, X_##sfx(erf)(x))                                                   \
     UNARY(sign, sfx, T, (T)((x > 0) - (x < 0))) /* NaN gives 0, like torch */             \
     UNARY(floor, sfx, T, M_##sfx(floor)(x))                                               \
     UNARY(ceil, sfx, T, M_##sfx(ceil)(x))                                                 \

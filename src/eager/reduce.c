@@ -30,6 +30,7 @@
  * modulo 2^64 (computed in uint64_t), like PyTorch's int64 arithmetic.
  */
 #include "eager/eager.h"
+#include "eager/fastmath.h"
 
 #include <math.h>
 #include <string.h>
@@ -83,46 +84,9 @@ typedef struct reducer {
     size_t acc_size;
 } reducer;
 
-/* ---- a vectorizable exp for arguments <= 0 -------------------------------- */
-
-/*
- * exp(x) in f32 for x <= 0, written so that gcc vectorizes it (libm's expf
- * is a call it cannot vectorize): max relative error ~1e-7, like expf.
- * x = n*ln2 + r with |r| <= ln2/2 (ln2 split in two parts so n*ln2 is
- * exact), exp(r) by a degree-7 polynomial (Cephes' expf coefficients),
- * 2^n written straight into the exponent bits. n is rounded by adding
- * 1.5*2^23 and read back from the float's low bits, with no float -> int
- * conversion (which would keep gcc from vectorizing, as would branches).
- * Softmax and logsumexp only call it on x - max <= 0. Results below
- * 1.6e-38 (x <= -87) flush to 0, NaN stays NaN, and a positive x (only
- * when the max is +inf, where the result is inf anyway) gives +inf.
- */
-static inline float exp_nonpos_f32(float x)
-{
-    float xc = x > -87.0f ? x : -87.0f; /* NaN also becomes -87 here */
-    xc = xc < 0.0f ? xc : 0.0f;
-    const float round_magic = 12582912.0f; /* 1.5 * 2^23, bits 0x4B400000 */
-    float t = xc * 1.44269504088896341f + round_magic;
-    float n = t - round_magic; /* round(x / ln2), in [-126, 0] */
-    uint32_t t_bits;
-    memcpy(&t_bits, &t, sizeof t_bits);
-    uint32_t scale_bits = (t_bits - 0x4B400000u + 127u) << 23; /* 2^n */
-    float scale;
-    memcpy(&scale, &scale_bits, sizeof scale);
-    float r = xc - n * 0.693359375f;
-    r = r + n * 2.12194440e-4f;
-    float p = 1.9875691500e-4f;
-    p = p * r + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
-    p = p * r * r + r + 1.0f;
-    float y = p * scale;
-    y = x > -87.0f ? y : 0.0f;
-    y = x > 0.0f ? INFINITY : y;
-    return x != x ? x : y;
-}
+/* f32 exp (x - max in softmax and logsumexp) is fastmath.h's lt_expf:
+ * vectorizable, and the same code the compiler pastes into generated row
+ * kernels, so lazy and eager exponentials agree bit for bit. */
 
 /* ---- folds: sum, prod, squared deviation, sum of exp --------------------- */
 
@@ -130,7 +94,7 @@ static inline float exp_nonpos_f32(float x)
  * parameter (the mean for squared deviations, the shift for exp). */
 #define TERM_PLAIN(A, v, p) ((A)(v))
 #define TERM_SQDEV(A, v, p) (((A)(v) - *(p)) * ((A)(v) - *(p)))
-#define TERM_EXPF(A, v, p) ((A)exp_nonpos_f32((v) - (float)*(p)))
+#define TERM_EXPF(A, v, p) ((A)lt_expf((v) - (float)*(p)))
 #define TERM_EXP(A, v, p) ((A)exp((v) - *(p)))
 
 #define DEF_FOLD(NAME, T, A, OP, ID, TERM)                                                         \
@@ -957,9 +921,9 @@ DEF_CUMSUM(cumsum_i64, int64_t, uint64_t)
         }                                                                                          \
     }
 
-DEF_SOFTMAX(softmax_f32, float, exp_nonpos_f32, max_f32_step, max_f32_line, 0)
+DEF_SOFTMAX(softmax_f32, float, lt_expf, max_f32_step, max_f32_line, 0)
 DEF_SOFTMAX(softmax_f64, double, exp, max_f64_step, max_f64_line, 0)
-DEF_SOFTMAX(log_softmax_f32, float, exp_nonpos_f32, max_f32_step, max_f32_line, 1)
+DEF_SOFTMAX(log_softmax_f32, float, lt_expf, max_f32_step, max_f32_line, 1)
 DEF_SOFTMAX(log_softmax_f64, double, exp, max_f64_step, max_f64_line, 1)
 
 /* Picks the row/column functions of op for compute dtype dt. */
