@@ -5,21 +5,6 @@
  * bad input. Binary ops are in test_elementwise_binary.c. */
 #include "lt_test.h"
 
-/* lt_test_assert_values behind a call boundary: inlined into a loop, gcc 12
- * reports a false use-after-free in it (cmocka's _fail is not noreturn). */
-static __attribute__((noinline)) void assert_values_ni(lt_tensor *t, const double *expected, int64_t n,
-                                                       double tol, const char *file, int line)
-{
-    lt_test_assert_values(t, expected, n, tol, file, line);
-}
-#undef LT_ASSERT_VALUES
-#undef LT_ASSERT_ARRAY
-#define LT_ASSERT_VALUES(t, tol, ...)                                                              \
-    assert_values_ni((t), (const double[]){__VA_ARGS__},                                           \
-                     (int64_t)(sizeof((const double[]){__VA_ARGS__}) / sizeof(double)), (tol), __FILE__, \
-                     __LINE__)
-#define LT_ASSERT_ARRAY(t, arr, n, tol) assert_values_ni((t), (arr), (n), (tol), __FILE__, __LINE__)
-
 static const lt_dtype all_dtypes[] = {LT_F32, LT_F64, LT_I32, LT_I64, LT_U8, LT_BOOL, LT_BF16, LT_F16};
 #define N_ALL_DTYPES (int)(sizeof all_dtypes / sizeof all_dtypes[0])
 

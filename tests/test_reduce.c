@@ -2,12 +2,7 @@
  * log_softmax against plain-C double references, on contiguous and
  * strided inputs, every accepted dtype, empty and 0-d tensors, and bad
  * input. */
-/* lt_test_assert_values frees its buffer before _fail, which gcc 12 (not
- * knowing that _fail never returns) reports once inlined in a loop. */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuse-after-free"
 #include "lt_test.h"
-#pragma GCC diagnostic pop
 
 /* ---- reference ---------------------------------------------------------- */
 
