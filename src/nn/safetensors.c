@@ -121,21 +121,34 @@ static int compare_cstr_ptr(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* Validates the arguments of lt_save_safetensors. */
-static lt_status check_save_args(const char *path, lt_tensor *const *tensors, const char *const *names, int n)
+/* The checks both entry points share: path, count, arrays, handles and
+ * names; `op` names the entry point in messages. */
+static lt_status check_list_args(const char *op, const char *path, lt_tensor *const *tensors,
+                                 const char *const *names, int n)
 {
     if (!path)
-        return lt_error(LT_ERR_NULL, "save_safetensors: path is NULL");
+        return lt_error(LT_ERR_NULL, "%s: path is NULL", op);
     if (n < 0)
-        return lt_error(LT_ERR_ARGUMENT, "save_safetensors: n = %d, expected >= 0", n);
+        return lt_error(LT_ERR_ARGUMENT, "%s: n = %d, expected >= 0", op, n);
     if (n > 0 && (!tensors || !names))
-        return lt_error(LT_ERR_NULL, "save_safetensors: %s array is NULL", tensors ? "names" : "tensors");
+        return lt_error(LT_ERR_NULL, "%s: %s array is NULL", op, tensors ? "names" : "tensors");
     for (int i = 0; i < n; i++) {
-        lt_status st = lt_check_tensor("save_safetensors", tensors[i], i);
+        lt_status st = lt_check_tensor(op, tensors[i], i);
         if (st != LT_OK)
             return st;
         if (!names[i])
-            return lt_error(LT_ERR_NULL, "save_safetensors: name %d is NULL", i);
+            return lt_error(LT_ERR_NULL, "%s: name %d is NULL", op, i);
+    }
+    return LT_OK;
+}
+
+/* Validates the arguments of lt_save_safetensors. */
+static lt_status check_save_args(const char *path, lt_tensor *const *tensors, const char *const *names, int n)
+{
+    lt_status common = check_list_args("save_safetensors", path, tensors, names, n);
+    if (common != LT_OK)
+        return common;
+    for (int i = 0; i < n; i++) {
         if (!names[i][0])
             return lt_error(LT_ERR_ARGUMENT, "save_safetensors: name %d is empty", i);
         if (strcmp(names[i], "__metadata__") == 0)
@@ -836,20 +849,7 @@ static lt_status read_header(st_file *sf, st_header *h)
 
 static lt_status check_load_args(const char *path, lt_tensor *const *tensors, const char *const *names, int n)
 {
-    if (!path)
-        return lt_error(LT_ERR_NULL, "load_safetensors: path is NULL");
-    if (n < 0)
-        return lt_error(LT_ERR_ARGUMENT, "load_safetensors: n = %d, expected >= 0", n);
-    if (n > 0 && (!tensors || !names))
-        return lt_error(LT_ERR_NULL, "load_safetensors: %s array is NULL", tensors ? "names" : "tensors");
-    for (int i = 0; i < n; i++) {
-        lt_status st = lt_check_tensor("load_safetensors", tensors[i], i);
-        if (st != LT_OK)
-            return st;
-        if (!names[i])
-            return lt_error(LT_ERR_NULL, "load_safetensors: name %d is NULL", i);
-    }
-    return LT_OK;
+    return check_list_args("load_safetensors", path, tensors, names, n);
 }
 
 /* Finds name's entry and checks it against destination t. */
