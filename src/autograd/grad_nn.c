@@ -39,6 +39,14 @@ static lt_tensor *matrix_b_grad(lt_tensor *a, lt_tensor *g)
     return lt_matmul(mT(lt_reshape(a, a_shape, 2)), lt_reshape(g, g_shape, 2));
 }
 
+/* True for a matrix stored column-major, such as the transpose of a
+ * Linear layer's weight. */
+static bool column_major(lt_tensor *t)
+{
+    const int64_t *st = lt_tensor_strides(t), *sh = lt_tensor_shape(t);
+    return lt_tensor_ndim(t) == 2 && sh[1] > 1 && st[0] == 1 && st[1] >= sh[0];
+}
+
 static lt_status matmul_grad(const lt_grad_ctx *c, lt_tensor **gin)
 {
     lt_tensor *a = c->in[0], *b = c->in[1];
@@ -57,7 +65,15 @@ static lt_status matmul_grad(const lt_grad_ctx *c, lt_tensor **gin)
         gin[0] = na == 1 ? lt_squeeze(ga, -2) : ga;
     }
     if (c->needs[1]) {
-        lt_tensor *gb = nb == 2 && na >= 3 ? matrix_b_grad(a2, g2) : lt_matmul(mT(a2), g2);
+        lt_tensor *gb;
+        if (nb == 2 && na >= 3)
+            gb = matrix_b_grad(a2, g2);
+        else if (na == 2 && column_major(b))
+            /* (g^T a)^T: b's gradient then has b's own layout, so the
+             * update of the row-major matrix behind b reads it densely */
+            gb = mT(lt_matmul(mT(g2), a2));
+        else
+            gb = lt_matmul(mT(a2), g2);
         gin[1] = nb == 1 ? lt_squeeze(gb, -1) : gb;
     }
     return lt_grad_done(c, gin);
