@@ -2,8 +2,8 @@
  * bench/compiler - the cpu compiler backend, measured side by side:
  *   1. compile time of new graphs with an empty cache directory (cold: the
  *      C compiler runs) and again from the disk cache (warm: validate and
- *      dlopen), for a small chain and for an MLP training step (first, so
- *      that the cache really is cold);
+ *      dlopen), for a small chain, an MLP training step and a transformer
+ *      block's training step (first, so that the cache really is cold);
  *   2. fused relu(a * b + c) * 0.5 on 16M f32 (one compiled kernel) against
  *      a hand-written OpenMP C loop: bandwidth (3 reads + 1 write per
  *      element) and its ratio;
@@ -197,6 +197,43 @@ static lt_status run_mlp(int64_t batch)
     return st;
 }
 
+/* One Adam training step of a transformer block (d 256, 4 heads, ffn 1024,
+ * batch `batch`, seq 32; loss mean(out^2)), as in bench/train_step: the
+ * largest generated source here (about 50 kernels). */
+static lt_status run_transformer(int64_t batch)
+{
+    lt_device lazy = lt_device_parse("lazy");
+    lt_scope_begin();
+    lt_manual_seed(1);
+    lt_module *l[] = {lt_nn_layer_norm(256, 1e-5, lazy), lt_nn_self_attention(256, 4, false, lazy),
+                      lt_nn_layer_norm(256, 1e-5, lazy), lt_nn_linear(256, 1024, true, lazy),
+                      lt_nn_linear(1024, 256, true, lazy)};
+    lt_tensor *params[64];
+    int np = 0;
+    for (int i = 0; i < 5; i++)
+        np += lt_module_parameters(l[i], params + np, NULL, 64 - np);
+    lt_optimizer *o = lt_optim_adam(params, np, 1e-3, 0.9, 0.999, 1e-8, 0, false);
+    lt_tensor *x = lt_randn((int64_t[]){batch, 32, 256}, 3, LT_F32, lazy);
+    lt_status st = lt_mark_step(); /* parameters and inputs first */
+    if (st == LT_OK) {
+        lt_step_begin();
+        lt_tensor *h = lt_add(x, lt_module_forward(l[1], lt_module_forward(l[0], x)));
+        lt_tensor *f = lt_module_forward(l[4], lt_gelu(lt_module_forward(l[3], lt_module_forward(l[2], h))));
+        lt_tensor *out = lt_add(h, f);
+        lt_tensor *loss = lt_mean(lt_mul(out, out), NULL, 0, false);
+        st = loss ? lt_backward(loss, NULL) : lt_last_status();
+        if (st == LT_OK)
+            st = lt_optim_step(o);
+        lt_status end = lt_step_end();
+        st = st == LT_OK ? end : st;
+    }
+    lt_optim_free(o);
+    for (int i = 0; i < 5; i++)
+        lt_module_free(l[i]);
+    lt_scope_end();
+    return st;
+}
+
 static void bench_compile(void)
 {
     enum { GRAPHS = 5 };
@@ -205,8 +242,10 @@ static void bench_compile(void)
         const char *name;
         lt_status (*run)(int64_t);
         int64_t base;
-    } g[2] = {{"relu chain + sum", run_chain, 1000}, {"MLP SGD train step", run_mlp, 16}};
-    for (int k = 0; k < 2; k++) {
+    } g[3] = {{"relu chain + sum", run_chain, 1000},
+              {"MLP SGD train step", run_mlp, 16},
+              {"transformer Adam step", run_transformer, 2}};
+    for (int k = 0; k < 3; k++) {
         double cold[GRAPHS], warm[GRAPHS];
         int n = k == 0 ? GRAPHS : 2;
         for (int i = 0; i < n; i++) /* new shapes: new programs, compiled */

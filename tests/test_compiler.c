@@ -762,6 +762,56 @@ static int child_main(const char *mode)
     return 0;
 }
 
+/* A program whose kernels render to a lot of C is compiled as two units
+ * in parallel and linked: same values as eager, and the dumped source has
+ * two parts. */
+static double *long_chain(lt_device dev, int64_t *n)
+{
+    lt_scope_begin();
+    double v[64 * 32];
+    for (int i = 0; i < 64 * 32; i++)
+        v[i] = sin(i * 0.37);
+    lt_tensor *x = LT_OK_T(lt_to(LT_OK_T(lt_test_tensor(v, (int64_t[]){64, 32}, 2, LT_F32)), dev));
+    for (int k = 0; k < 48; k++) /* each softmax is a kernel of its own */
+        x = lt_softmax(lt_add_scalar(lt_mul_scalar(x, 3.0 + k * 0.01), 0.1 * k), k % 2);
+    double *out = lt_test_values(LT_OK_T(x));
+    *n = lt_tensor_numel(x);
+    lt_scope_end();
+    return out;
+}
+
+static void test_large_program_compiles_in_two_units(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/lt_split_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    setenv("LT_DUMP_KERNELS", dir, 1);
+    int64_t n = 0, m = 0;
+    double *lazy_values = long_chain(lazy(), &n);
+    unsetenv("LT_DUMP_KERNELS");
+    double *eager_values = long_chain(lt_device_cpu(), &m);
+    assert_int_equal(n, m);
+    for (int64_t i = 0; i < n; i++)
+        assert_true(fabs(lazy_values[i] - eager_values[i]) <= 1e-6 * (1 + fabs(eager_values[i])));
+    free(lazy_values);
+    free(eager_values);
+    bool part1 = false, part2 = false;
+    DIR *d = opendir(dir);
+    for (struct dirent *e; d && (e = readdir(d));) {
+        part1 = part1 || strstr(e->d_name, ".part1.c") != NULL;
+        part2 = part2 || strstr(e->d_name, ".part2.c") != NULL;
+        if (e->d_name[0] != '.') {
+            char path[600];
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            unlink(path);
+        }
+    }
+    if (d)
+        closedir(d);
+    rmdir(dir);
+    assert_true(part1 && part2);
+}
+
 int main(void)
 {
     const char *mode = getenv("LT_TEST_CHILD");
@@ -804,6 +854,7 @@ int main(void)
         LT_TEST(test_cache_is_bounded),
         LT_TEST(test_compile_error_is_reported),
         LT_TEST(test_no_compiler_falls_back),
+        LT_TEST(test_large_program_compiles_in_two_units),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[400];

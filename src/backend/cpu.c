@@ -34,8 +34,9 @@ typedef struct cpu_exe {
 
 /* ---- compile ---------------------------------------------------------------- */
 
-/* LT_DUMP_KERNELS=dir: the generated C of every compiled graph. */
-static void dump_source(const char *src, size_t len)
+/* LT_DUMP_KERNELS=dir: the generated C of every compiled graph (a split
+ * program as two files, graph-<hash>.part1.c and .part2.c). */
+static void dump_source(const char *src, size_t len, size_t split)
 {
     const char *dir = getenv("LT_DUMP_KERNELS");
     if (!dir || !*dir)
@@ -45,13 +46,19 @@ static void dump_source(const char *src, size_t len)
     lt_ir_hash_init(h);
     for (size_t i = 0; i < len; i++)
         lt_ir_hash_u64(h, (unsigned char)src[i]);
-    char path[1200];
-    snprintf(path, sizeof path, "%s/graph-%016llx%016llx.c", dir, (unsigned long long)h[0], (unsigned long long)h[1]);
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return;
-    fwrite(src, 1, len, f);
-    fclose(f);
+    size_t begin[2] = {0, split}, end[2] = {split ? split : len, len};
+    for (int part = 0; part < (split ? 2 : 1); part++) {
+        char path[1200], suffix[16] = "";
+        if (split)
+            snprintf(suffix, sizeof suffix, ".part%d", part + 1);
+        snprintf(path, sizeof path, "%s/graph-%016llx%016llx%s.c", dir, (unsigned long long)h[0],
+                 (unsigned long long)h[1], suffix);
+        FILE *f = fopen(path, "w");
+        if (!f)
+            return;
+        fwrite(src + begin[part], 1, end[part] - begin[part], f);
+        fclose(f);
+    }
 }
 
 static void cpu_release(void *exe)
@@ -75,18 +82,18 @@ static void *cpu_compile(const lt_graph *g)
         free(e);
         return NULL;
     }
-    size_t len = 0;
-    char *src = kir_memplan(&e->plan) == LT_OK ? kir_render(&e->plan, &len) : NULL;
+    size_t len = 0, split = 0;
+    char *src = kir_memplan(&e->plan) == LT_OK ? kir_render(&e->plan, &len, &split) : NULL;
     if (!src) {
         cpu_release(e);
         return NULL;
     }
-    dump_source(src, len);
+    dump_source(src, len, split);
     lt_metric_set("Kernels", e->plan.nk);
     lt_metric_set("KernelCalls", e->plan.ncalls);
     void *entry = NULL;
     char key[33];
-    lt_status st = lt_cc_load(src, len, &e->handle, &entry, key);
+    lt_status st = lt_cc_load(src, len, split, &e->handle, &entry, key);
     free(src);
     if (st != LT_OK) {
         cpu_release(e);

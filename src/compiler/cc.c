@@ -5,6 +5,9 @@
  * output of `cc --version` plus the flags. A program's cache key is a
  * 128-bit hash of a version stamp, that identity and the source text, so a
  * new compiler, new flags or a new code generator never reuse old objects.
+ * A large program comes as two translation units (see render.c): both are
+ * compiled at once (`cc -c`, two processes) and linked into one object;
+ * the key covers both units and where they split.
  *
  * Disk format: <dir>/<key>.so is the compiler's output followed by a
  * 48-byte trailer (magic, body length, checksum of the body, key). The
@@ -34,7 +37,7 @@
 
 extern char **environ;
 
-#define CC_STAMP "lazytensor-cc-1"
+#define CC_STAMP "lazytensor-cc-2"
 #define TRAILER_MAGIC "LTSOv001"
 #define LOG_EXCERPT 560
 
@@ -162,12 +165,18 @@ static void shell_quote(char *out, size_t cap, const char *s)
     out[n] = '\0';
 }
 
-/* Runs cmd with /bin/sh; returns its exit status (-1 if it could not run). */
-static int run_shell(const char *cmd)
+/* Starts cmd with /bin/sh; returns its process id, or -1. */
+static pid_t spawn_shell(const char *cmd)
 {
     char *argv[] = {"sh", "-c", (char *)cmd, NULL};
     pid_t pid;
-    if (posix_spawn(&pid, "/bin/sh", NULL, NULL, argv, environ) != 0)
+    return posix_spawn(&pid, "/bin/sh", NULL, NULL, argv, environ) == 0 ? pid : -1;
+}
+
+/* The exit status of a process spawn_shell started (-1 if it failed). */
+static int wait_shell(pid_t pid)
+{
+    if (pid < 0)
         return -1;
     int status;
     while (waitpid(pid, &status, 0) < 0)
@@ -175,6 +184,9 @@ static int run_shell(const char *cmd)
             return -1;
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
+
+/* Runs cmd with /bin/sh; returns its exit status (-1 if it could not run). */
+static int run_shell(const char *cmd) { return wait_shell(spawn_shell(cmd)); }
 
 /* ---- toolchain ---------------------------------------------------------------- */
 
@@ -196,7 +208,8 @@ const char *lt_cc_cache_dir(void)
     return cache_dir;
 }
 
-static lt_status build_locked(const char *src, size_t len, void **handle, void **entry, char *key_hex, bool count);
+static lt_status build_locked(const char *src, size_t len, size_t split, void **handle, void **entry, char *key_hex,
+                              bool count);
 
 static const char probe_source[] =
     "#include <math.h>\n"
@@ -238,7 +251,7 @@ static void check_toolchain(void)
     }
     void *h = NULL, *e = NULL;
     char key[33];
-    if (build_locked(probe_source, sizeof probe_source - 1, &h, &e, key, false) != LT_OK) {
+    if (build_locked(probe_source, sizeof probe_source - 1, 0, &h, &e, key, false) != LT_OK) {
         format(cc_why, sizeof cc_why, "`%s %s` cannot build a test program: %.300s", cc_cmd, cc_flags,
                lt_last_error());
         lt_clear_error();
@@ -405,52 +418,131 @@ static void log_excerpt(const char *log_path, char *out, size_t cap)
     free(log);
 }
 
-/* Compiles src into the cache; the caller holds cc_lock. */
-static lt_status compile_into_cache(const char *src, size_t len, const char *final_path, const char *stem,
-                                    const uint64_t key[2])
+/* Temporary files of one build: per unit its source, object and log. */
+typedef struct build_files {
+    int units;
+    char c[2][1300], o[2][1300], log[2][1300];
+    char so[1300], link_log[1300];
+} build_files;
+
+static void remove_build_files(const build_files *f)
 {
-    const char *dir = cache_dir;
-    char base[1200], c_path[1300], so_path[1300], log_path[1300];
-    format(base, sizeof base, "%s/tmp-%d-%u-%s", dir, (int)getpid(), build_counter++, stem);
-    format(c_path, sizeof c_path, "%s.c", base);
-    format(so_path, sizeof so_path, "%s.so", base);
-    format(log_path, sizeof log_path, "%s.log", base);
-    if (!write_file(c_path, src, len))
-        return lt_error(LT_ERR_IO, "cpu compiler: cannot write %s: %s", c_path, strerror(errno));
-    char qc[1400], qso[1400], qlog[1400], cmd[4400];
-    shell_quote(qc, sizeof qc, c_path);
-    shell_quote(qso, sizeof qso, so_path);
-    shell_quote(qlog, sizeof qlog, log_path);
-    if (!format(cmd, sizeof cmd, "%s %s -o %s %s -lm >%s 2>&1", cc_cmd, cc_flags, qso, qc, qlog)) {
-        unlink(c_path);
-        return lt_error(LT_ERR_ARGUMENT, "cpu compiler: the compile command is too long (LT_CC, LT_CFLAGS, LT_CACHE_DIR)");
+    for (int u = 0; u < f->units; u++) {
+        unlink(f->c[u]);
+        unlink(f->o[u]);
+        unlink(f->log[u]);
     }
-    int status = run_shell(cmd);
-    if (status != 0) {
-        char kept[1300], kept_log[1300], excerpt[LOG_EXCERPT];
-        format(kept, sizeof kept, "%s/%s.failed.c", dir, stem);
-        format(kept_log, sizeof kept_log, "%s/%s.failed.log", dir, stem);
-        rename(c_path, kept);
-        log_excerpt(log_path, excerpt, sizeof excerpt);
-        rename(log_path, kept_log);
-        unlink(so_path);
-        lt_metric_add("CompileErrors", 1);
-        return lt_error(LT_ERR_UNSUPPORTED, "cpu compiler: `%s %s` failed (exit %d); source kept at %s; log:\n%s",
-                        cc_cmd, cc_flags, status, kept, excerpt);
+    unlink(f->so);
+    unlink(f->link_log);
+}
+
+/* Reports a failed compiler run: keeps the source of unit u (u < 0: the
+ * link step, no source) and the log next to the cache. */
+static lt_status build_failed(build_files *f, const char *stem, int u, const char *log_path, int status)
+{
+    char kept[1300] = "(none: the link failed)", kept_log[1300], excerpt[LOG_EXCERPT];
+    if (u >= 0) {
+        if (f->units == 1)
+            format(kept, sizeof kept, "%s/%s.failed.c", cache_dir, stem);
+        else
+            format(kept, sizeof kept, "%s/%s-part%d.failed.c", cache_dir, stem, u + 1);
+        rename(f->c[u], kept);
     }
-    unlink(c_path);
-    unlink(log_path);
-    if (!seal(so_path, key) || rename(so_path, final_path) != 0) {
-        unlink(so_path);
-        return lt_error(LT_ERR_IO, "cpu compiler: cannot store %s: %s", final_path, strerror(errno));
+    format(kept_log, sizeof kept_log, "%s/%s.failed.log", cache_dir, stem);
+    log_excerpt(log_path, excerpt, sizeof excerpt);
+    rename(log_path, kept_log);
+    remove_build_files(f);
+    lt_metric_add("CompileErrors", 1);
+    return lt_error(LT_ERR_UNSUPPORTED, "cpu compiler: `%s %s` failed (exit %d); source kept at %s; log:\n%s", cc_cmd,
+                    cc_flags, status, kept, excerpt);
+}
+
+static lt_status command_too_long(build_files *f)
+{
+    remove_build_files(f);
+    return lt_error(LT_ERR_ARGUMENT, "cpu compiler: the compile command is too long (LT_CC, LT_CFLAGS, LT_CACHE_DIR)");
+}
+
+/* Builds f->so from the sources: one unit in one compiler run; two units
+ * compiled to objects by two concurrent runs, then linked. */
+static lt_status run_compiler(build_files *f, const char *stem)
+{
+    char qc[1400], qo[1400], qlog[1400], qso[1400], cmd[4400];
+    shell_quote(qso, sizeof qso, f->so);
+    if (f->units == 1) {
+        shell_quote(qc, sizeof qc, f->c[0]);
+        shell_quote(qlog, sizeof qlog, f->log[0]);
+        if (!format(cmd, sizeof cmd, "%s %s -o %s %s -lm >%s 2>&1", cc_cmd, cc_flags, qso, qc, qlog))
+            return command_too_long(f);
+        int status = run_shell(cmd);
+        return status == 0 ? LT_OK : build_failed(f, stem, 0, f->log[0], status);
     }
+    pid_t pid[2];
+    for (int u = 0; u < 2; u++) {
+        shell_quote(qc, sizeof qc, f->c[u]);
+        shell_quote(qo, sizeof qo, f->o[u]);
+        shell_quote(qlog, sizeof qlog, f->log[u]);
+        if (!format(cmd, sizeof cmd, "%s %s -c -o %s %s >%s 2>&1", cc_cmd, cc_flags, qo, qc, qlog)) {
+            if (u == 1)
+                wait_shell(pid[0]);
+            return command_too_long(f);
+        }
+        pid[u] = spawn_shell(cmd);
+    }
+    int status[2] = {wait_shell(pid[0]), wait_shell(pid[1])};
+    for (int u = 0; u < 2; u++)
+        if (status[u] != 0)
+            return build_failed(f, stem, u, f->log[u], status[u]);
+    char qo2[1400];
+    shell_quote(qo, sizeof qo, f->o[0]);
+    shell_quote(qo2, sizeof qo2, f->o[1]);
+    shell_quote(qlog, sizeof qlog, f->link_log);
+    if (!format(cmd, sizeof cmd, "%s %s -o %s %s %s -lm >%s 2>&1", cc_cmd, cc_flags, qso, qo, qo2, qlog))
+        return command_too_long(f);
+    int link = run_shell(cmd);
+    return link == 0 ? LT_OK : build_failed(f, stem, -1, f->link_log, link);
+}
+
+/* Compiles src (split > 0: two units, see lt_cc_load) into the cache; the
+ * caller holds cc_lock. */
+static lt_status compile_into_cache(const char *src, size_t len, size_t split, const char *final_path,
+                                    const char *stem, const uint64_t key[2])
+{
+    build_files f;
+    char base[1200];
+    format(base, sizeof base, "%s/tmp-%d-%u-%s", cache_dir, (int)getpid(), build_counter++, stem);
+    f.units = split ? 2 : 1;
+    size_t begin[2] = {0, split}, end[2] = {split ? split : len, len};
+    for (int u = 0; u < f.units; u++) {
+        format(f.c[u], sizeof f.c[u], "%s-%d.c", base, u + 1);
+        format(f.o[u], sizeof f.o[u], "%s-%d.o", base, u + 1);
+        format(f.log[u], sizeof f.log[u], "%s-%d.log", base, u + 1);
+    }
+    format(f.so, sizeof f.so, "%s.so", base);
+    format(f.link_log, sizeof f.link_log, "%s-link.log", base);
+    for (int u = 0; u < f.units; u++)
+        if (!write_file(f.c[u], src + begin[u], end[u] - begin[u])) {
+            lt_status st = lt_error(LT_ERR_IO, "cpu compiler: cannot write %s: %s", f.c[u], strerror(errno));
+            remove_build_files(&f);
+            return st;
+        }
+    lt_status st = run_compiler(&f, stem);
+    if (st != LT_OK)
+        return st;
+    bool stored = seal(f.so, key) && rename(f.so, final_path) == 0;
+    int err = errno;
+    remove_build_files(&f);
+    if (!stored)
+        return lt_error(LT_ERR_IO, "cpu compiler: cannot store %s: %s", final_path, strerror(err));
     return LT_OK;
 }
 
-static lt_status build_locked(const char *src, size_t len, void **handle, void **entry, char *key_hex, bool count)
+static lt_status build_locked(const char *src, size_t len, size_t split, void **handle, void **entry, char *key_hex,
+                              bool count)
 {
     uint64_t key[2] = {cc_id[0], cc_id[1]};
     hash_bytes(key, src, len);
+    lt_ir_hash_u64(key, split);
     char stem[40], path[1200];
     format(stem, sizeof stem, "%016llx%016llx", (unsigned long long)key[0], (unsigned long long)key[1]);
     memcpy(key_hex, stem, 32);
@@ -466,7 +558,7 @@ static lt_status build_locked(const char *src, size_t len, void **handle, void *
     } else {
         if (count)
             lt_metric_add("DiskCacheMiss", 1);
-        lt_status st = compile_into_cache(src, len, path, stem, key);
+        lt_status st = compile_into_cache(src, len, split, path, stem, key);
         if (st != LT_OK)
             return st;
         h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -484,13 +576,15 @@ static lt_status build_locked(const char *src, size_t len, void **handle, void *
     return LT_OK;
 }
 
-lt_status lt_cc_load(const char *src, size_t len, void **handle, void **entry, char *key_hex)
+lt_status lt_cc_load(const char *src, size_t len, size_t split, void **handle, void **entry, char *key_hex)
 {
     char why[512];
     if (!lt_cc_available(why, sizeof why))
         return lt_error(LT_ERR_UNSUPPORTED, "cpu compiler: no working C compiler: %s", why);
     pthread_mutex_lock(&cc_lock);
-    lt_status st = build_locked(src, len, handle, entry, key_hex, true);
+    if (split >= len)
+        split = 0;
+    lt_status st = build_locked(src, len, split, handle, entry, key_hex, true);
     pthread_mutex_unlock(&cc_lock);
     return st;
 }

@@ -9,6 +9,7 @@
  *   LT_CACHE_DIR     disk cache of built programs (default ~/.cache/lazytensor)
  *   LT_CACHE_MAX_MB  bound on the disk cache (default 512; oldest evicted first)
  *   LT_DUMP_KERNELS  directory: the generated C of every compiled graph
+ *                    (graph-<hash>.c, or .part1.c and .part2.c when split)
  * Counters: "Kernels" (kernels of the last compiled program), "KernelCalls"
  * (of which eager calls), "DiskCacheHit", "DiskCacheMiss", "CompileErrors",
  * "DiskCacheCorrupt".
@@ -29,12 +30,14 @@ bool lt_cc_available(char *why, size_t cap);
 
 /*
  * The shared object built from C source src: loaded from the disk cache
- * (validated) or compiled, stored atomically and loaded. Sets *handle (for
+ * (validated) or compiled, stored atomically and loaded. With split > 0,
+ * src holds two translation units, the second from byte split on: they are
+ * compiled in parallel (two compiler processes) and linked together. Sets *handle (for
  * lt_cc_unload) and *entry (the symbol lt_program_entry); key_hex receives
  * the cache key (33 bytes). A compile error returns LT_ERR_UNSUPPORTED
  * with the compiler's log, keeping the source next to the cache.
  */
-lt_status lt_cc_load(const char *src, size_t len, void **handle, void **entry, char *key_hex);
+lt_status lt_cc_load(const char *src, size_t len, size_t split, void **handle, void **entry, char *key_hex);
 void lt_cc_unload(void *handle);
 
 /* The cache directory in use (created on demand), or NULL. */

@@ -9,7 +9,7 @@
  *                  them into kernels and lower each kernel to instructions
  *                  (schedule.c, index arithmetic in affine.c);
  *   kir_memplan    liveness, workspace offsets, donation (memplan.c);
- *   kir_render     one C translation unit (render.c).
+ *   kir_render     C source: one translation unit, two when large (render.c).
  *
  * Index arithmetic. Every kernel has up to KIR_MAXV loop variables i0, i1,
  * ... (its output domain's dims, then the loop dims of each reduction in
@@ -198,8 +198,10 @@ lt_status kir_memplan(kir_plan *p);
 
 /* ---- render.c ------------------------------------------------------------ */
 
-/* The C translation unit of the plan (malloc'd, NUL-terminated), or NULL. */
-char *kir_render(const kir_plan *p, size_t *len);
+/* The C source of the plan (malloc'd, NUL-terminated), or NULL: one
+ * translation unit, or for a large program two, the second starting at
+ * byte *split (0: one unit). */
+char *kir_render(const kir_plan *p, size_t *len, size_t *split);
 
 /* ---- affine.c ------------------------------------------------------------ */
 

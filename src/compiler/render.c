@@ -1,5 +1,6 @@
 /*
- * render.c - renders a kernel plan as one C translation unit.
+ * render.c - renders a kernel plan as C: one translation unit, or two for
+ * a large program (so that two compiler processes build it in parallel).
  *
  * Layout of the generated file:
  *   a header comment (version stamp, buffer table), a small prelude
@@ -17,6 +18,12 @@
  * and with the same expression as its eager loop (elementwise.c), every
  * reduction with the same accumulator types as reduce.c, so compiled and
  * eager results agree to rounding of summation order.
+ *
+ * A program whose kernels render to more than SPLIT_BYTES is split: part 1
+ * is the header, the prelude and the first kernels (about half the
+ * estimated compile time),
+ * with hidden (not static) linkage; part 2 is the prelude again, their
+ * prototypes, the other kernels and the entry point.
  */
 #include "compiler/kir.h"
 #include "eager/fastmath.h"
@@ -29,6 +36,11 @@
 
 #define KIR_VERSION "lazytensor-cpu-4"
 #define PAR_CHUNKS 64 /* chunks of a parallel one-dimensional loop */
+#define SPLIT_BYTES 24576 /* kernel text above which the program is split in two units */
+/* the linkage of a kernel that part 2 of a split program calls: one object
+ * file to another, never exported from the shared object */
+#define SHARED_KERNEL "__attribute__((visibility(\"hidden\")))"
+#define KERNEL_PARAMS "(void *const *restrict B, const double *restrict S)"
 
 /* ---- string builder ----------------------------------------------------- */
 
@@ -163,6 +175,7 @@ typedef struct rctx {
      * accumulator is an array over the block */
     bool col;
     int col_var;
+    const char *linkage; /* of the kernel functions: "static" or SHARED_KERNEL */
 } rctx;
 
 #define COL_BLOCK 256
@@ -1043,7 +1056,7 @@ static void emit_pointwise(rctx *c, int index)
     const kir_kernel *k = c->k;
     sb *b = c->b;
     describe(c, index);
-    sb_printf(b, "static void kernel%d(void *const *restrict B, const double *restrict S)\n{\n", index);
+    sb_printf(b, "%s void kernel%d" KERNEL_PARAMS "\n{\n", c->linkage, index);
     emit_prologue(c);
     int64_t work = loops_work(k, k->loop, k->nloop), inner = 1;
     for (int i = 0; i < k->nins; i++)
@@ -1114,7 +1127,7 @@ static void emit_row(rctx *c, int index)
     const char *T = vtype(dt), *E = dt == LT_F32 ? "lt_expf" : "exp";
     bool log_softmax = n->op == LT_OP_LOG_SOFTMAX;
     describe(c, index);
-    sb_printf(b, "static void kernel%d(void *const *restrict B, const double *restrict S)\n{\n", index);
+    sb_printf(b, "%s void kernel%d" KERNEL_PARAMS "\n{\n", c->linkage, index);
     emit_prologue(c);
     int64_t work = loops_work(k, k->loop, k->nloop) * k->ext[k->row_var];
     bool parallel = k->nloop > 0 && k->ext[k->loop[0]] > 1 && work >= LT_PARALLEL_GRAIN;
@@ -1367,25 +1380,112 @@ static void emit_entry(rctx *c)
     sb_printf(b, "    (void)B, (void)S, (void)rt;\n    return status;\n}\n");
 }
 
-char *kir_render(const kir_plan *p, size_t *len)
+/* Estimated compile cost of generated text: the C compiler's time goes
+ * mostly into loops (vectorization, OpenMP outlining), then into length. */
+#define LOOP_COST 2048 /* one loop costs about as much as this many bytes */
+static size_t compile_cost(const char *text, size_t n)
 {
-    sb b = {0};
-    fragment_truncated = false;
-    rctx c = {&b, p, NULL, false, false, -1};
-    emit_header(&c);
-    sb_printf(&b, "%s", prelude);
-    emit_fastmath(&b);
-    for (int j = 0; j < p->nk && !c.failed; j++) {
-        c.k = &p->k[j];
-        if (c.k->kind == KK_POINTWISE)
-            emit_pointwise(&c, j);
-        else if (c.k->kind == KK_ROW)
-            emit_row(&c, j);
+    size_t cost = n;
+    for (const char *s = text; (s = strstr(s, "for (")) && s < text + n; s++)
+        cost += LOOP_COST;
+    return cost;
+}
+
+/* Renders kernels [lo, hi) (calls have no function) with the given
+ * linkage; costs[j - lo], when given, receives the compile cost of the
+ * text up to and including kernel j. */
+static void emit_kernels(rctx *c, int lo, int hi, const char *linkage, size_t *costs)
+{
+    c->linkage = linkage;
+    size_t total = 0;
+    for (int j = lo; j < hi && !c->failed; j++) {
+        size_t start = c->b->n;
+        c->k = &c->p->k[j];
+        if (c->k->kind == KK_POINTWISE)
+            emit_pointwise(c, j);
+        else if (c->k->kind == KK_ROW)
+            emit_row(c, j);
+        if (costs && !c->b->failed) {
+            total += c->b->n > start ? compile_cost(c->b->s + start, c->b->n - start) : 0;
+            costs[j - lo] = total;
+        }
     }
-    emit_entry(&c);
-    if (b.failed || c.failed || fragment_truncated) {
+}
+
+/* Where to split a program whose kernels' cumulative compile costs are
+ * costs[] (0: do not): the first kernel of part 2, chosen so that the
+ * costlier part is cheapest. */
+static int split_point(const size_t *costs, int nk)
+{
+    size_t total = nk > 0 ? costs[nk - 1] : 0, best = total;
+    int cut = 0;
+    for (int j = 1; j < nk; j++) { /* part 1: kernels [0, j) */
+        size_t part1 = costs[j - 1], larger = part1 > total - part1 ? part1 : total - part1;
+        if (larger < best) {
+            best = larger;
+            cut = j;
+        }
+    }
+    return cut;
+}
+
+/* Part 2's declarations of the kernels defined in part 1. */
+static void emit_prototypes(rctx *c, int cut)
+{
+    sb_printf(c->b, "/* defined in part 1 */\n");
+    for (int j = 0; j < cut; j++)
+        if (c->p->k[j].kind != KK_CALL)
+            sb_printf(c->b, "%s void kernel%d" KERNEL_PARAMS ";\n", SHARED_KERNEL, j);
+    sb_printf(c->b, "\n");
+}
+
+/* The two units of a split program, into b (part 2 starts at *split). */
+static void emit_split(rctx *c, int cut, size_t *split)
+{
+    sb *b = c->b;
+    emit_header(c);
+    sb_printf(b, "/* part 1 of 2: kernels 0..%d (part 2 holds the rest and the entry point) */\n", cut - 1);
+    sb_printf(b, "%s", prelude);
+    emit_fastmath(b);
+    emit_kernels(c, 0, cut, SHARED_KERNEL, NULL);
+    *split = b->n;
+    sb_printf(b, "/*\n * Generated by %s: part 2 of 2, kernels %d..%d and the entry point.\n */\n", KIR_VERSION,
+              cut, c->p->nk - 1);
+    sb_printf(b, "%s", prelude);
+    emit_fastmath(b);
+    emit_prototypes(c, cut);
+    emit_kernels(c, cut, c->p->nk, "static", NULL);
+    emit_entry(c);
+}
+
+char *kir_render(const kir_plan *p, size_t *len, size_t *split)
+{
+    sb b = {0}, kernels = {0};
+    fragment_truncated = false;
+    *split = 0;
+    size_t *costs = malloc(sizeof *costs * (size_t)(p->nk > 0 ? p->nk : 1));
+    bool no_costs = costs == NULL;
+    rctx c = {&kernels, p, NULL, no_costs, false, -1, "static"};
+    emit_kernels(&c, 0, p->nk, "static", costs);
+    bool large = kernels.n > SPLIT_BYTES && !c.failed && !kernels.failed;
+    int cut = large ? split_point(costs, p->nk) : 0;
+    free(costs);
+    c.b = &b;
+    if (cut > 0) { /* rendered again, with part 1's kernels shared */
+        emit_split(&c, cut, split);
+    } else {
+        emit_header(&c);
+        sb_printf(&b, "%s", prelude);
+        emit_fastmath(&b);
+        if (kernels.n)
+            sb_printf(&b, "%s", kernels.s);
+        emit_entry(&c);
+    }
+    bool oom = b.failed || kernels.failed || no_costs;
+    free(kernels.s);
+    if (oom || c.failed || fragment_truncated) {
         free(b.s);
-        lt_error(b.failed ? LT_ERR_MEMORY : LT_ERR_STATE, "cpu compiler: could not render the generated C");
+        lt_error(oom ? LT_ERR_MEMORY : LT_ERR_STATE, "cpu compiler: could not render the generated C");
         return NULL;
     }
     *len = b.n;
