@@ -148,6 +148,25 @@ static inline void lt_test_assert_values(lt_tensor *t, const double *expected, i
                           (int64_t)(sizeof((const double[]){__VA_ARGS__}) / sizeof(double)), (tol), __FILE__, __LINE__)
 #define LT_ASSERT_ARRAY(t, arr, n, tol) lt_test_assert_values((t), (arr), (n), (tol), __FILE__, __LINE__)
 
+/* Every dtype, for tests that sweep them. */
+static const lt_dtype lt_test_all_dtypes[] = {LT_F32, LT_F64, LT_I32, LT_I64, LT_U8, LT_BOOL, LT_BF16, LT_F16};
+#define LT_TEST_N_DTYPES (int)(sizeof lt_test_all_dtypes / sizeof lt_test_all_dtypes[0])
+
+/* A view of base with the given geometry (white-box: lt_tensor_view_of),
+ * owned by the current scope. */
+static inline lt_tensor *lt_test_view_of(lt_tensor *base, const int64_t *shape, const int64_t *strides, int ndim,
+                                         int64_t offset)
+{
+    return lt_tensor_publish(lt_tensor_view_of(base, shape, strides, ndim, offset));
+}
+
+/* The transpose of a contiguous 2-d tensor, as a strided view. */
+static inline lt_tensor *lt_test_transpose2d(lt_tensor *t)
+{
+    const int64_t *s = lt_tensor_shape(t);
+    return lt_test_view_of(t, (int64_t[]){s[1], s[0]}, (int64_t[]){1, s[1]}, 2, 0);
+}
+
 /* Shorthand constructor: LT_T(LT_F32, LT_DIMS(2, 3), 1, 2, 3, 4, 5, 6). */
 #define LT_DIMS(...) \
     (const int64_t[]){__VA_ARGS__}, (int)(sizeof((const int64_t[]){__VA_ARGS__}) / sizeof(int64_t))

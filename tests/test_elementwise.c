@@ -5,24 +5,6 @@
  * bad input. Binary ops are in test_elementwise_binary.c. */
 #include "lt_test.h"
 
-static const lt_dtype all_dtypes[] = {LT_F32, LT_F64, LT_I32, LT_I64, LT_U8, LT_BOOL, LT_BF16, LT_F16};
-#define N_ALL_DTYPES (int)(sizeof all_dtypes / sizeof all_dtypes[0])
-
-/* A view of base with the given geometry (white-box: lt_tensor_view_of),
- * owned by the test's scope. */
-static lt_tensor *view_of(lt_tensor *base, const int64_t *shape, const int64_t *strides, int ndim,
-                          int64_t offset)
-{
-    return lt_tensor_publish(lt_tensor_view_of(base, shape, strides, ndim, offset));
-}
-
-/* The transpose of a contiguous 2-d tensor, as a strided view. */
-static lt_tensor *transpose2d(lt_tensor *t)
-{
-    const int64_t *s = lt_tensor_shape(t);
-    return view_of(t, (int64_t[]){s[1], s[0]}, (int64_t[]){1, s[1]}, 2, 0);
-}
-
 /* Tolerance (absolute + relative) for results stored in dt. */
 static double tol_of(lt_dtype dt)
 {
@@ -120,8 +102,8 @@ static void test_float_ops_every_dtype(void **state)
 {
     (void)state;
     for (size_t k = 0; k < sizeof float_ops / sizeof float_ops[0]; k++) {
-        for (int d = 0; d < N_ALL_DTYPES; d++) {
-            lt_dtype dt = all_dtypes[d];
+        for (int d = 0; d < LT_TEST_N_DTYPES; d++) {
+            lt_dtype dt = lt_test_all_dtypes[d];
             lt_dtype out = lt_dtype_is_floating(dt) ? dt : LT_F32; /* integers give f32 */
             check_unary(float_ops[k].name, float_ops[k].fn, float_ops[k].ref, dt, out);
         }
@@ -145,8 +127,8 @@ static void test_dtype_keeping_ops_every_dtype(void **state)
 {
     (void)state;
     for (size_t k = 0; k < sizeof keep_ops / sizeof keep_ops[0]; k++) {
-        for (int d = 0; d < N_ALL_DTYPES; d++) {
-            lt_dtype dt = all_dtypes[d];
+        for (int d = 0; d < LT_TEST_N_DTYPES; d++) {
+            lt_dtype dt = lt_test_all_dtypes[d];
             if (dt == LT_BOOL && !keep_ops[k].bool_ok)
                 continue;
             ref_fn ref = keep_ops[k].fn == lt_neg && dt == LT_U8 ? r_neg_u8 : keep_ops[k].ref;
@@ -163,8 +145,8 @@ static void test_dtype_keeping_ops_every_dtype(void **state)
 static void test_logical_not_every_dtype(void **state)
 {
     (void)state;
-    for (int d = 0; d < N_ALL_DTYPES; d++)
-        check_unary("logical_not", lt_logical_not, r_not, all_dtypes[d], LT_BOOL);
+    for (int d = 0; d < LT_TEST_N_DTYPES; d++)
+        check_unary("logical_not", lt_logical_not, r_not, lt_test_all_dtypes[d], LT_BOOL);
     /* NaN is "true", so its negation is false */
     LT_ASSERT_VALUES(lt_logical_not(LT_T(LT_F32, LT_DIMS(3), NAN, 0.0, -0.0)), 0, 0, 1, 1);
 }
@@ -274,24 +256,24 @@ static void test_unary_strided_inputs(void **state)
 {
     (void)state;
     lt_tensor *m = LT_T(LT_F32, LT_DIMS(2, 3), 1, 2, 3, 4, 5, 6);
-    lt_tensor *mt = transpose2d(m); /* [[1,4],[2,5],[3,6]] */
+    lt_tensor *mt = lt_test_transpose2d(m); /* [[1,4],[2,5],[3,6]] */
     lt_tensor *e = LT_OK_T(lt_neg(mt));
     LT_ASSERT_SHAPE(e, 3, 2);
     assert_true(lt_tensor_is_contiguous(e));
     LT_ASSERT_VALUES(e, 0, -1, -4, -2, -5, -3, -6);
     LT_ASSERT_VALUES(lt_sqrt(mt), 1e-6, 1, 2, sqrt(2), sqrt(5), sqrt(3), sqrt(6));
     /* a column (stride 3, offset 1) */
-    lt_tensor *col = view_of(m, (int64_t[]){2}, (int64_t[]){3}, 1, 1);
+    lt_tensor *col = lt_test_view_of(m, (int64_t[]){2}, (int64_t[]){3}, 1, 1);
     LT_ASSERT_VALUES(lt_exp(col), 1e-6, exp(2), exp(5));
     /* an expanded row (stride 0): the broadcast-scalar path */
-    lt_tensor *rep = view_of(m, (int64_t[]){4, 3}, (int64_t[]){0, 1}, 2, 3);
+    lt_tensor *rep = lt_test_view_of(m, (int64_t[]){4, 3}, (int64_t[]){0, 1}, 2, 3);
     LT_ASSERT_VALUES(lt_abs(lt_neg(rep)), 0, 4, 5, 6, 4, 5, 6, 4, 5, 6, 4, 5, 6);
-    lt_tensor *one = view_of(m, (int64_t[]){5}, (int64_t[]){0}, 1, 5);
+    lt_tensor *one = lt_test_view_of(m, (int64_t[]){5}, (int64_t[]){0}, 1, 5);
     LT_ASSERT_VALUES(lt_relu(one), 0, 6, 6, 6, 6, 6);
     /* an integer transposed input of a float op, and half dtypes */
-    lt_tensor *mi = transpose2d(LT_T(LT_I32, LT_DIMS(2, 2), 1, 2, 3, 4));
+    lt_tensor *mi = lt_test_transpose2d(LT_T(LT_I32, LT_DIMS(2, 2), 1, 2, 3, 4));
     LT_ASSERT_VALUES(lt_reciprocal(mi), 1e-7, 1, 1.0 / 3, 0.5, 0.25);
-    lt_tensor *mh = transpose2d(LT_T(LT_F16, LT_DIMS(2, 2), 1, 2, 3, 4));
+    lt_tensor *mh = lt_test_transpose2d(LT_T(LT_F16, LT_DIMS(2, 2), 1, 2, 3, 4));
     LT_ASSERT_VALUES(lt_neg(mh), 0, -1, -3, -2, -4);
 }
 
@@ -310,7 +292,7 @@ static void test_unary_large_parallel(void **state)
         expect[i] = tanh(v[i]);
     LT_ASSERT_ARRAY(lt_tanh(x), expect, n, 1e-12);
     /* transposed: element (r, c) of the result is x[c][r] */
-    lt_tensor *xt = transpose2d(x);
+    lt_tensor *xt = lt_test_transpose2d(x);
     for (int64_t r = 0; r < cols; r++)
         for (int64_t c = 0; c < rows; c++)
             expect[r * rows + c] = floor(v[c * cols + r]);
@@ -362,10 +344,10 @@ static void test_unary_inplace(void **state)
     LT_ASSERT_VALUES(t, 0, 2, 2, 3, 2, 4, 2);
     /* on a strided view: only the viewed elements of the base change */
     lt_tensor *base = LT_T(LT_I32, LT_DIMS(3, 3), -1, -2, -3, -4, -5, -6, -7, -8, -9);
-    lt_tensor *col = view_of(base, (int64_t[]){3}, (int64_t[]){3}, 1, 1); /* column 1 */
+    lt_tensor *col = lt_test_view_of(base, (int64_t[]){3}, (int64_t[]){3}, 1, 1); /* column 1 */
     assert_ptr_equal(lt_neg_(col), col);
     LT_ASSERT_VALUES(base, 0, -1, 2, -3, -4, 5, -6, -7, 8, -9);
-    lt_tensor *bt = transpose2d(base);
+    lt_tensor *bt = lt_test_transpose2d(base);
     assert_ptr_equal(lt_relu_(bt), bt);
     LT_ASSERT_VALUES(base, 0, 0, 2, 0, 0, 5, 0, 0, 8, 0);
     assert_ptr_equal(lt_clamp_(bt, 3, 6), bt);
@@ -375,10 +357,10 @@ static void test_unary_inplace(void **state)
     assert_ptr_equal(lt_neg_(h), h);
     LT_ASSERT_VALUES(h, 0, 1.5, 0, -2);
     lt_tensor *hbase = LT_T(LT_F16, LT_DIMS(2, 2), 1, 2, 3, 4);
-    lt_tensor *ht = transpose2d(hbase); /* a strided half view: temporary, then a strided copy back */
+    lt_tensor *ht = lt_test_transpose2d(hbase); /* a strided half view: temporary, then a strided copy back */
     assert_ptr_equal(lt_clamp_(ht, 1.5, 3.5), ht);
     LT_ASSERT_VALUES(hbase, 0, 1.5, 2, 3, 3.5);
-    lt_tensor *hodd = view_of(hbase, (int64_t[]){2}, (int64_t[]){2}, 1, 1);
+    lt_tensor *hodd = lt_test_view_of(hbase, (int64_t[]){2}, (int64_t[]){2}, 1, 1);
     assert_ptr_equal(lt_neg_(hodd), hodd);
     LT_ASSERT_VALUES(hbase, 0, 1.5, -2, 3, -3.5);
     lt_tensor *u = LT_T(LT_U8, LT_DIMS(2), 1, 0);
@@ -397,8 +379,8 @@ static void test_where(void **state)
 {
     (void)state;
     lt_tensor *cond = LT_T(LT_BOOL, LT_DIMS(2, 3), 1, 0, 1, 0, 0, 1);
-    for (int d = 0; d < N_ALL_DTYPES; d++) {
-        lt_dtype dt = all_dtypes[d];
+    for (int d = 0; d < LT_TEST_N_DTYPES; d++) {
+        lt_dtype dt = lt_test_all_dtypes[d];
         bool is_bool = dt == LT_BOOL;
         lt_tensor *a = is_bool ? LT_T(dt, LT_DIMS(2, 3), 1, 1, 0, 1, 1, 0)
                                : LT_T(dt, LT_DIMS(2, 3), 1, 2, 3, 4, 5, 6);
@@ -428,8 +410,8 @@ static void test_where(void **state)
     assert_int_equal(lt_tensor_dtype(w2), LT_U8);
     LT_ASSERT_VALUES(w2, 0, 7, 9, 7, 9, 9, 7);
     /* strided condition and values */
-    lt_tensor *ct = transpose2d(cond); /* [[1,0],[0,0],[1,1]] */
-    lt_tensor *vt = transpose2d(LT_T(LT_F64, LT_DIMS(2, 3), 1, 2, 3, 4, 5, 6));
+    lt_tensor *ct = lt_test_transpose2d(cond); /* [[1,0],[0,0],[1,1]] */
+    lt_tensor *vt = lt_test_transpose2d(LT_T(LT_F64, LT_DIMS(2, 3), 1, 2, 3, 4, 5, 6));
     LT_ASSERT_VALUES(lt_where(ct, vt, LT_OK_T(lt_scalar(0, LT_F64, lt_test_cpu()))), 0, 1, 0, 0, 0, 3, 6);
     /* large, parallel, with a scalar branch */
     int64_t n = 100000;

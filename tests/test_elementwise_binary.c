@@ -6,21 +6,6 @@
  * shape errors) and bad input. */
 #include "lt_test.h"
 
-static const lt_dtype all_dtypes[] = {LT_F32, LT_F64, LT_I32, LT_I64, LT_U8, LT_BOOL, LT_BF16, LT_F16};
-#define N_ALL_DTYPES (int)(sizeof all_dtypes / sizeof all_dtypes[0])
-
-static lt_tensor *view_of(lt_tensor *base, const int64_t *shape, const int64_t *strides, int ndim,
-                          int64_t offset)
-{
-    return lt_tensor_publish(lt_tensor_view_of(base, shape, strides, ndim, offset));
-}
-
-static lt_tensor *transpose2d(lt_tensor *t)
-{
-    const int64_t *s = lt_tensor_shape(t);
-    return view_of(t, (int64_t[]){s[1], s[0]}, (int64_t[]){1, s[1]}, 2, 0);
-}
-
 static lt_tensor *scalar(double v, lt_dtype dt) { return LT_OK_T(lt_scalar(v, dt, lt_test_cpu())); }
 
 static double tol_of(lt_dtype dt)
@@ -127,8 +112,8 @@ static void test_arithmetic_every_dtype(void **state)
     static const double ipow[] = {2, 3, 0, 1, 3, 2}; /* integer pow: no negative exponents */
     static const double ua[] = {7, 3, 0, 4, 9, 200}, ub[] = {2, 5, 3, 3, 4, 1};
     for (size_t k = 0; k < sizeof arith_ops / sizeof arith_ops[0]; k++) {
-        for (int d = 0; d < N_ALL_DTYPES; d++) {
-            lt_dtype dt = all_dtypes[d];
+        for (int d = 0; d < LT_TEST_N_DTYPES; d++) {
+            lt_dtype dt = lt_test_all_dtypes[d];
             if (dt == LT_BOOL)
                 continue;
             bool is_pow = arith_ops[k].fn == lt_pow;
@@ -165,8 +150,8 @@ static void test_comparisons_every_dtype(void **state)
     static const double fa[] = {1, -2, 3, 0, NAN, 0.5}, fb[] = {1, 3, -2.5, -0.0, 0, NAN};
     static const double ba[] = {1, 0, 1, 0, 1, 0}, bb[] = {1, 1, 0, 0, 1, 0};
     for (size_t k = 0; k < sizeof predicate_ops / sizeof predicate_ops[0]; k++) {
-        for (int d = 0; d < N_ALL_DTYPES; d++) {
-            lt_dtype dt = all_dtypes[d];
+        for (int d = 0; d < LT_TEST_N_DTYPES; d++) {
+            lt_dtype dt = lt_test_all_dtypes[d];
             const double *x = dt == LT_BOOL ? ba : a, *y = dt == LT_BOOL ? bb : b;
             check_binary(predicate_ops[k].name, predicate_ops[k].fn, predicate_ops[k].ref, dt, x, y, 6,
                          LT_BOOL);
@@ -289,22 +274,22 @@ static void test_strided_operands(void **state)
     (void)state;
     lt_tensor *a = LT_T(LT_F32, LT_DIMS(2, 3), 1, 2, 3, 4, 5, 6);
     lt_tensor *b = LT_T(LT_F32, LT_DIMS(3, 2), 10, 20, 30, 40, 50, 60);
-    lt_tensor *at = transpose2d(a); /* [[1,4],[2,5],[3,6]] */
+    lt_tensor *at = lt_test_transpose2d(a); /* [[1,4],[2,5],[3,6]] */
     LT_ASSERT_VALUES(lt_add(at, b), 0, 11, 24, 32, 45, 53, 66);
-    lt_tensor *bt = transpose2d(b); /* [[10,30,50],[20,40,60]] */
+    lt_tensor *bt = lt_test_transpose2d(b); /* [[10,30,50],[20,40,60]] */
     LT_ASSERT_VALUES(lt_sub(a, bt), 0, -9, -28, -47, -16, -35, -54);
     LT_ASSERT_VALUES(lt_mul(at, b), 0, 10, 80, 60, 200, 150, 360);
-    lt_tensor *ct = transpose2d(LT_T(LT_F32, LT_DIMS(2, 3), 10, 20, 30, 40, 50, 60)); /* both strided */
+    lt_tensor *ct = lt_test_transpose2d(LT_T(LT_F32, LT_DIMS(2, 3), 10, 20, 30, 40, 50, 60)); /* both strided */
     LT_ASSERT_VALUES(lt_mul(at, ct), 0, 10, 160, 40, 250, 90, 360);
     LT_ASSERT_VALUES(lt_gt(bt, LT_T(LT_F32, LT_DIMS(3), 15, 35, 55)), 0, 0, 0, 0, 1, 1, 1);
     /* every other element (stride 2) with an offset */
     lt_tensor *base = LT_T(LT_I64, LT_DIMS(8), 0, 1, 2, 3, 4, 5, 6, 7);
-    lt_tensor *odd = view_of(base, (int64_t[]){4}, (int64_t[]){2}, 1, 1);
-    lt_tensor *even = view_of(base, (int64_t[]){4}, (int64_t[]){2}, 1, 0);
+    lt_tensor *odd = lt_test_view_of(base, (int64_t[]){4}, (int64_t[]){2}, 1, 1);
+    lt_tensor *even = lt_test_view_of(base, (int64_t[]){4}, (int64_t[]){2}, 1, 0);
     LT_ASSERT_VALUES(lt_mul(odd, even), 0, 0, 6, 20, 42);
     LT_ASSERT_VALUES(lt_remainder(odd, LT_T(LT_I64, LT_DIMS(4), 2, 2, -2, -2)), 0, 1, 1, -1, -1);
     /* expanded operands (stride 0): broadcast-scalar paths on both sides */
-    lt_tensor *five = view_of(base, (int64_t[]){4}, (int64_t[]){0}, 1, 5);
+    lt_tensor *five = lt_test_view_of(base, (int64_t[]){4}, (int64_t[]){0}, 1, 5);
     lt_tensor *dense = LT_T(LT_I64, LT_DIMS(4), 1, 2, 3, 4);
     LT_ASSERT_VALUES(lt_sub(dense, five), 0, -4, -3, -2, -1);
     LT_ASSERT_VALUES(lt_sub(five, dense), 0, 4, 3, 2, 1);
@@ -312,7 +297,7 @@ static void test_strided_operands(void **state)
     LT_ASSERT_VALUES(lt_sub(five, five), 0, 0, 0, 0, 0);
     LT_ASSERT_VALUES(lt_sub(odd, five), 0, -4, -2, 0, 2);
     /* a half-precision transposed operand with a float scalar */
-    lt_tensor *h = transpose2d(LT_T(LT_BF16, LT_DIMS(2, 2), 1, 2, 3, 4));
+    lt_tensor *h = lt_test_transpose2d(LT_T(LT_BF16, LT_DIMS(2, 2), 1, 2, 3, 4));
     lt_tensor *hr = LT_OK_T(lt_mul_scalar(h, 0.5));
     assert_int_equal(lt_tensor_dtype(hr), LT_BF16);
     LT_ASSERT_VALUES(hr, 0, 0.5, 1.5, 1, 2);
@@ -345,7 +330,7 @@ static void test_large_parallel(void **state)
         expect[i] = x[i] + 2.5;
     LT_ASSERT_ARRAY(lt_add_scalar(X, 2.5), expect, n, 0);
     /* transposed: result (j, r) is x[r][j] - col[r] */
-    lt_tensor *XT = transpose2d(X);
+    lt_tensor *XT = lt_test_transpose2d(X);
     lt_tensor *CT = LT_OK_T(lt_from_data(col, (int64_t[]){R}, 1, LT_F64, lt_test_cpu()));
     for (int64_t j = 0; j < C; j++)
         for (int64_t r = 0; r < R; r++)
@@ -531,10 +516,10 @@ static void test_remainder_and_pow_rules(void **state)
     LT_EXPECT_ERROR(LT_ERR_ARGUMENT, "remainder: integer division by zero");
     assert_null(lt_remainder(LT_T(LT_U8, LT_DIMS(1), 3), LT_T(LT_U8, LT_DIMS(1), 0)));
     LT_EXPECT_ERROR(LT_ERR_ARGUMENT, "remainder: integer division by zero");
-    lt_tensor *zeros_col = transpose2d(LT_T(LT_I64, LT_DIMS(2, 2), 1, 0, 1, 0)); /* [[1,1],[0,0]] */
+    lt_tensor *zeros_col = lt_test_transpose2d(LT_T(LT_I64, LT_DIMS(2, 2), 1, 0, 1, 0)); /* [[1,1],[0,0]] */
     assert_null(lt_remainder(a, zeros_col));
     LT_EXPECT_ERROR(LT_ERR_ARGUMENT, "integer division by zero");
-    lt_tensor *ones = view_of(zeros_col, (int64_t[]){2}, (int64_t[]){2}, 1, 0); /* storage [0], [2] */
+    lt_tensor *ones = lt_test_view_of(zeros_col, (int64_t[]){2}, (int64_t[]){2}, 1, 0); /* storage [0], [2] */
     LT_ASSERT_VALUES(lt_remainder(a, ones), 0, 0, 0, 0, 0);
     /* the error leaves no tensor behind (the test's leak check) and float
      * division by zero is fine */
@@ -624,20 +609,20 @@ static void test_inplace_views_and_errors(void **state)
     (void)state;
     /* in place on a column view updates the base */
     lt_tensor *base = LT_T(LT_F64, LT_DIMS(3, 3), 1, 2, 3, 4, 5, 6, 7, 8, 9);
-    lt_tensor *col = view_of(base, (int64_t[]){3}, (int64_t[]){3}, 1, 2); /* 3, 6, 9 */
+    lt_tensor *col = lt_test_view_of(base, (int64_t[]){3}, (int64_t[]){3}, 1, 2); /* 3, 6, 9 */
     assert_ptr_equal(lt_add_scalar_(col, 100), col);
     LT_ASSERT_VALUES(base, 0, 1, 2, 103, 4, 5, 106, 7, 8, 109);
     assert_ptr_equal(lt_mul_(col, LT_T(LT_F64, LT_DIMS(3), 1, 0, -1)), col);
     LT_ASSERT_VALUES(base, 0, 1, 2, 103, 4, 5, 0, 7, 8, -109);
     /* on a transposed view, with a broadcast row */
-    lt_tensor *bt = transpose2d(base);
+    lt_tensor *bt = lt_test_transpose2d(base);
     assert_ptr_equal(lt_sub_(bt, LT_T(LT_F64, LT_DIMS(3), 1, 2, 3)), bt);
     /* bt[i][j] -= j+1, i.e. base[j][i] -= j+1 */
     LT_ASSERT_VALUES(base, 0, 0, 1, 102, 2, 3, -2, 4, 5, -112);
     /* an operand overlapping the destination: computed from the old values */
     lt_tensor *line = LT_T(LT_I32, LT_DIMS(4), 1, 2, 3, 4);
-    lt_tensor *tail = view_of(line, (int64_t[]){3}, (int64_t[]){1}, 1, 1);
-    lt_tensor *head = view_of(line, (int64_t[]){3}, (int64_t[]){1}, 1, 0);
+    lt_tensor *tail = lt_test_view_of(line, (int64_t[]){3}, (int64_t[]){1}, 1, 1);
+    lt_tensor *head = lt_test_view_of(line, (int64_t[]){3}, (int64_t[]){1}, 1, 0);
     assert_ptr_equal(lt_add_(tail, head), tail);
     LT_ASSERT_VALUES(line, 0, 1, 3, 5, 7);
     /* the result shape must equal the destination's */
