@@ -593,7 +593,14 @@ lt_status lt_barrier(bool wait);
 /** Selects the lazy device's backend by name: "cpu" (the compiler: fused
  *  C kernels built with the system C compiler, the default when one works)
  *  or "interp" (runs each node with the eager kernels). LT_BACKEND sets
- *  the initial choice. */
+ *  the initial choice. The compiler is LT_CC with LT_CFLAGS (split into
+ *  words like the shell does, never run through a shell); a compiler run
+ *  longer than LT_CC_TIMEOUT seconds (default 120) is killed with a warning
+ *  and graphs then run on "interp". Built programs are cached in
+ *  LT_CACHE_DIR (default ~/.cache/lazytensor), which must be a directory
+ *  of the user's, not a symlink, that nobody else can write; otherwise it
+ *  is refused with a warning and programs are built in a private temporary
+ *  directory. "cpu" fails with LT_ERR_UNSUPPORTED when no compiler works. */
 lt_status lt_lazy_set_backend(const char *name);
 /** Name of the lazy device's current backend. */
 const char *lt_lazy_backend(void);

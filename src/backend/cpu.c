@@ -30,6 +30,7 @@ typedef struct cpu_exe {
     kir_plan plan;
     void *handle;
     entry_fn entry;
+    void *interp; /* set instead when the compiler stopped working (timed out) */
 } cpu_exe;
 
 /* ---- compile ---------------------------------------------------------------- */
@@ -68,6 +69,8 @@ static void cpu_release(void *exe)
         return;
     lt_cc_unload(e->handle);
     kir_plan_free(&e->plan);
+    if (e->interp)
+        lt_backend_interp()->release(e->interp);
     free(e);
 }
 
@@ -97,7 +100,17 @@ static void *cpu_compile(const lt_graph *g)
     free(src);
     if (st != LT_OK) {
         cpu_release(e);
-        return NULL;
+        if (lt_cc_available(NULL, 0)) /* a compile error: reported */
+            return NULL;
+        lt_clear_error(); /* the compiler hung (cc.c warned): run the graph with interp */
+        e = calloc(1, sizeof *e);
+        if (e)
+            e->interp = lt_backend_interp()->compile(g);
+        if (e && !e->interp) {
+            free(e);
+            return NULL;
+        }
+        return e;
     }
     e->entry = (entry_fn)entry;
     return e;
@@ -223,6 +236,8 @@ static lt_status bind_buffers(exec_ctx *x, lt_storage *ws)
 static lt_status cpu_execute(void *exe, lt_exec_args *args)
 {
     const cpu_exe *e = exe;
+    if (e->interp)
+        return lt_backend_interp()->execute(e->interp, args);
     const kir_plan *p = &e->plan;
     size_t nb = (size_t)p->nb + 1;
     exec_ctx x = {e, args, calloc(nb, sizeof(lt_storage *)), calloc(nb, sizeof(int64_t)), calloc(nb, sizeof(void *))};

@@ -1,5 +1,5 @@
 /*
- * cc.c - building generated C into shared objects, and the disk cache.
+ * cc.c - building generated C into shared objects.
  *
  * The toolchain (LT_CC, LT_CFLAGS) is identified once per process by the
  * output of `cc --version` plus the flags. A program's cache key is a
@@ -9,56 +9,43 @@
  * compiled at once (`cc -c`, two processes) and linked into one object;
  * the key covers both units and where they split.
  *
- * Disk format: <dir>/<key>.so is the compiler's output followed by a
- * 48-byte trailer (magic, body length, checksum of the body, key). The
- * dynamic loader ignores bytes after the ELF data; a file whose trailer is
- * missing or does not match (truncated, corrupted, another key) is deleted
- * and rebuilt. Writes are atomic: the object is built under a temporary
- * name unique to this process, completed with its trailer, then renamed
- * over the final name, so concurrent processes building the same program
- * both succeed and readers never see a partial file. The directory is
- * bounded (LT_CACHE_MAX_MB): least recently used objects (by mtime, which
- * a hit refreshes) are evicted first.
+ * No string from the environment reaches a shell: LT_CC and LT_CFLAGS are
+ * split into words (cc_run.c) and the compiler is started directly, in a
+ * build directory of its own (cc_cache.c), with its output going to a log
+ * file. Every run has a deadline (LT_CC_TIMEOUT): a compiler that hangs is
+ * killed, and from then on this process builds nothing more (lt_cc_available
+ * turns false), so graphs fall back to the interp backend instead of each
+ * waiting for the deadline again.
  */
-#include "compiler/compiler.h"
+#include "compiler/cc_internal.h"
 #include "lazy/lazy.h"
 
-#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <spawn.h>
+#include <math.h>
+#include <poll.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-extern char **environ;
-
 #define CC_STAMP "lazytensor-cc-2"
-#define TRAILER_MAGIC "LTSOv001"
 #define LOG_EXCERPT 560
-
-typedef struct trailer {
-    char magic[8];
-    uint64_t body_len;
-    uint64_t sum[2];
-    uint64_t key[2];
-} trailer;
+#define DEFAULT_TIMEOUT_S 120.0
 
 static pthread_mutex_t cc_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool cc_checked, cc_ok;
 static char cc_why[512];
-static char cc_cmd[512], cc_flags[1024];
+static char cc_cmd[512], cc_flags[1024]; /* as given, for messages */
+static cc_argv cc_words, flag_words;    /* as run */
 static uint64_t cc_id[2];
-static char cache_dir[1024];
-static unsigned build_counter;
+static double cc_timeout = DEFAULT_TIMEOUT_S;
+static cc_dir cache = {-1, false, ""};
+static bool cache_tried;
 
-/* snprintf whose truncation is intended (messages, bounded paths). */
-static bool format(char *dst, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static bool format(char *dst, size_t cap, const char *fmt, ...)
+bool cc_format(char *dst, size_t cap, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -67,146 +54,42 @@ static bool format(char *dst, size_t cap, const char *fmt, ...)
     return n >= 0 && (size_t)n < cap;
 }
 
-/* ---- hashing -------------------------------------------------------------- */
+static void hash_str(uint64_t h[2], const char *s) { cc_hash_bytes(h, s, strlen(s)); }
 
-static void hash_bytes(uint64_t h[2], const void *data, size_t n)
+/* LT_CC_TIMEOUT: seconds (default 120). */
+static double timeout_setting(void)
 {
-    const unsigned char *p = data;
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        uint64_t w;
-        memcpy(&w, p + i, 8);
-        lt_ir_hash_u64(h, w);
+    const char *env = getenv("LT_CC_TIMEOUT");
+    char *end = NULL;
+    double s = env ? strtod(env, &end) : 0;
+    if (!env || end == env || !isfinite(s) || s <= 0)
+        return DEFAULT_TIMEOUT_S;
+    return s < 1e6 ? s : 1e6;
+}
+
+/* ---- the cache directory --------------------------------------------------------------------------- */
+
+/* Opens it on first use; the caller holds cc_lock. */
+static const cc_dir *cache_locked(void)
+{
+    if (!cache_tried) {
+        cache_tried = true;
+        char why[256];
+        if (!cc_dir_open(&cache, why, sizeof why))
+            cache.fd = -1;
     }
-    uint64_t tail = 0;
-    memcpy(&tail, p + i, n - i);
-    lt_ir_hash_u64(h, tail ^ ((uint64_t)n << 56));
+    return cache.fd >= 0 ? &cache : NULL;
 }
-
-static void hash_str(uint64_t h[2], const char *s) { hash_bytes(h, s, strlen(s)); }
-
-/* ---- small file helpers ------------------------------------------------------ */
-
-/* mkdir -p */
-static bool make_dirs(const char *path)
-{
-    char tmp[1024];
-    format(tmp, sizeof tmp, "%s", path);
-    for (char *s = tmp + 1; *s; s++) {
-        if (*s != '/')
-            continue;
-        *s = '\0';
-        if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
-            return false;
-        *s = '/';
-    }
-    return mkdir(tmp, 0755) == 0 || errno == EEXIST;
-}
-
-static bool write_file(const char *path, const void *data, size_t n)
-{
-    FILE *f = fopen(path, "wb");
-    if (!f)
-        return false;
-    bool ok = fwrite(data, 1, n, f) == n;
-    return fclose(f) == 0 && ok;
-}
-
-/* The whole file (malloc'd, NUL-terminated), or NULL. */
-static char *read_file(const char *path, size_t *len, size_t max)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap + 1);
-    while (buf) {
-        if (n == cap) {
-            if (cap >= max)
-                break;
-            cap *= 2;
-            char *b = realloc(buf, cap + 1);
-            if (!b) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = b;
-        }
-        size_t got = fread(buf + n, 1, cap - n, f);
-        if (got == 0)
-            break;
-        n += got;
-    }
-    fclose(f);
-    if (buf) {
-        buf[n] = '\0';
-        *len = n;
-    }
-    return buf;
-}
-
-/* 'path' quoted for the shell. */
-static void shell_quote(char *out, size_t cap, const char *s)
-{
-    size_t n = 0;
-    if (cap < 3)
-        return;
-    out[n++] = '\'';
-    for (; *s && n + 6 < cap; s++) {
-        if (*s == '\'') {
-            memcpy(out + n, "'\\''", 4);
-            n += 4;
-        } else {
-            out[n++] = *s;
-        }
-    }
-    out[n++] = '\'';
-    out[n] = '\0';
-}
-
-/* Starts cmd with /bin/sh; returns its process id, or -1. */
-static pid_t spawn_shell(const char *cmd)
-{
-    char *argv[] = {"sh", "-c", (char *)cmd, NULL};
-    pid_t pid;
-    return posix_spawn(&pid, "/bin/sh", NULL, NULL, argv, environ) == 0 ? pid : -1;
-}
-
-/* The exit status of a process spawn_shell started (-1 if it failed). */
-static int wait_shell(pid_t pid)
-{
-    if (pid < 0)
-        return -1;
-    int status;
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR)
-            return -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-/* Runs cmd with /bin/sh; returns its exit status (-1 if it could not run). */
-static int run_shell(const char *cmd) { return wait_shell(spawn_shell(cmd)); }
-
-/* ---- toolchain ---------------------------------------------------------------- */
 
 const char *lt_cc_cache_dir(void)
 {
-    if (cache_dir[0])
-        return cache_dir;
-    const char *env = getenv("LT_CACHE_DIR"), *home = getenv("HOME");
-    if (env && *env)
-        format(cache_dir, sizeof cache_dir, "%s", env);
-    else if (home && *home)
-        format(cache_dir, sizeof cache_dir, "%s/.cache/lazytensor", home);
-    else
-        format(cache_dir, sizeof cache_dir, "/tmp/lazytensor-cache-%d", (int)getuid());
-    if (!make_dirs(cache_dir)) {
-        cache_dir[0] = '\0';
-        return NULL;
-    }
-    return cache_dir;
+    pthread_mutex_lock(&cc_lock);
+    const cc_dir *d = cache_locked();
+    pthread_mutex_unlock(&cc_lock);
+    return d ? d->path : NULL;
 }
+
+/* ---- the toolchain ------------------------------------------------------------------------------------ */
 
 static lt_status build_locked(const char *src, size_t len, size_t split, void **handle, void **entry, char *key_hex,
                               bool count);
@@ -223,37 +106,95 @@ static const char probe_source[] =
     "    return s > 0 ? 0 : 1;\n"
     "}\n";
 
+/* Reads the pipe fd until its end or the deadline, keeping what fits in out. */
+static size_t read_until(int fd, char *out, size_t cap, double deadline)
+{
+    size_t n = 0;
+    for (;;) {
+        double left = deadline - cc_now();
+        struct pollfd p = {fd, POLLIN, 0};
+        if (left <= 0 || poll(&p, 1, (int)(left * 1000) + 1) == 0)
+            break;
+        char buf[4096];
+        ssize_t got = read(fd, buf, sizeof buf);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            break;
+        size_t keep = (size_t)got < cap - 1 - n ? (size_t)got : cap - 1 - n; /* the rest is drained */
+        memcpy(out + n, buf, keep);
+        n += keep;
+    }
+    out[n] = '\0';
+    return n;
+}
+
+/* `cc --version` into out; false with cc_why set if it fails. */
+static bool compiler_version(char *out, size_t cap)
+{
+    cc_argv argv = {0};
+    int fds[2] = {-1, -1};
+    bool ok = cc_argv_append(&argv, &cc_words) && cc_argv_push(&argv, "--version") && pipe2(fds, O_CLOEXEC) == 0;
+    pid_t pid = ok ? cc_spawn(argv.v, -1, fds[1], -1) : -1;
+    int err = errno;
+    if (fds[1] >= 0)
+        close(fds[1]);
+    int status = CC_EXIT_FAILED;
+    size_t n = 0;
+    if (pid > 0) {
+        double deadline = cc_now() + cc_timeout;
+        n = read_until(fds[0], out, cap, deadline);
+        cc_wait(&pid, 1, deadline, &status);
+    }
+    if (fds[0] >= 0)
+        close(fds[0]);
+    cc_argv_free(&argv);
+    if (pid <= 0)
+        cc_format(cc_why, sizeof cc_why, "cannot run `%s`: %s (set LT_CC to a working C compiler)", cc_cmd,
+                  strerror(err));
+    else if (status == CC_EXIT_TIMED_OUT)
+        cc_format(cc_why, sizeof cc_why, "`%s --version` did not finish within %g s (LT_CC_TIMEOUT) and was killed",
+                  cc_cmd, cc_timeout);
+    else if (status != 0 || n == 0)
+        cc_format(cc_why, sizeof cc_why, "`%s --version` failed (set LT_CC to a working C compiler)", cc_cmd);
+    return pid > 0 && status == 0 && n > 0;
+}
+
+/* LT_CC and LT_CFLAGS as words; false with cc_why set on a bad quote. */
+static bool read_settings(void)
+{
+    const char *cc = getenv("LT_CC"), *flags = getenv("LT_CFLAGS");
+    cc_format(cc_cmd, sizeof cc_cmd, "%s", cc && *cc ? cc : "cc");
+    cc_format(cc_flags, sizeof cc_flags, "%s", flags ? flags : LT_CC_DEFAULT_FLAGS);
+    cc_timeout = timeout_setting();
+    if (!cc_split_words(cc_cmd, "LT_CC", &cc_words, cc_why, sizeof cc_why) ||
+        !cc_split_words(cc_flags, "LT_CFLAGS", &flag_words, cc_why, sizeof cc_why))
+        return false;
+    if (cc_words.n == 0)
+        cc_format(cc_why, sizeof cc_why, "LT_CC names no command");
+    return cc_words.n > 0;
+}
+
 /* Identifies the toolchain and builds the probe once. */
 static void check_toolchain(void)
 {
     cc_checked = true;
-    const char *cc = getenv("LT_CC"), *flags = getenv("LT_CFLAGS");
-    format(cc_cmd, sizeof cc_cmd, "%s", cc && *cc ? cc : "cc");
-    format(cc_flags, sizeof cc_flags, "%s", flags ? flags : LT_CC_DEFAULT_FLAGS);
-    char cmd[1200];
-    format(cmd, sizeof cmd, "%s --version 2>/dev/null", cc_cmd);
-    FILE *f = popen(cmd, "r");
     char out[4096];
-    size_t n = f ? fread(out, 1, sizeof out - 1, f) : 0;
-    int status = f ? pclose(f) : -1;
-    out[n] = '\0';
-    if (status != 0 || n == 0) {
-        format(cc_why, sizeof cc_why, "`%s --version` failed (set LT_CC to a working C compiler)", cc_cmd);
+    if (!read_settings() || !compiler_version(out, sizeof out))
         return;
-    }
     lt_ir_hash_init(cc_id);
     hash_str(cc_id, CC_STAMP);
     hash_str(cc_id, out);
     hash_str(cc_id, cc_flags);
-    if (!lt_cc_cache_dir()) {
-        format(cc_why, sizeof cc_why, "cannot create the cache directory (LT_CACHE_DIR)");
+    if (!cache_locked()) {
+        cc_format(cc_why, sizeof cc_why, "no directory to build programs in (LT_CACHE_DIR, TMPDIR)");
         return;
     }
     void *h = NULL, *e = NULL;
     char key[33];
     if (build_locked(probe_source, sizeof probe_source - 1, 0, &h, &e, key, false) != LT_OK) {
-        format(cc_why, sizeof cc_why, "`%s %s` cannot build a test program: %.300s", cc_cmd, cc_flags,
-               lt_last_error());
+        cc_format(cc_why, sizeof cc_why, "`%s %s` cannot build a test program: %.300s", cc_cmd, cc_flags,
+                  lt_last_error());
         lt_clear_error();
         return;
     }
@@ -268,288 +209,196 @@ bool lt_cc_available(char *why, size_t cap)
         check_toolchain();
     bool ok = cc_ok;
     if (!ok && why && cap)
-        format(why, cap, "%s", cc_why);
+        cc_format(why, cap, "%s", cc_why);
     pthread_mutex_unlock(&cc_lock);
     return ok;
 }
 
-/* ---- the disk cache ---------------------------------------------------------------- */
+/* ---- one build ------------------------------------------------------------------------------------------ */
 
-/* Opens a cached object if its trailer proves it complete and ours. */
-static void *open_cached(const char *path, const uint64_t key[2], bool *corrupt)
+/* A build in its own directory: per unit its source, object and log. */
+typedef struct build {
+    int fd;                 /* the build directory */
+    char dir[32];           /* its name in the cache */
+    int units;
+    const char *stem;       /* the cache key in hex */
+} build;
+
+static const char *unit_file(int u, const char *ext, char *buf, size_t cap)
 {
-    *corrupt = false;
-    struct stat st;
-    if (stat(path, &st) != 0)
-        return NULL;
-    size_t len = 0;
-    char *data = read_file(path, &len, (size_t)st.st_size + 1);
-    trailer t;
-    bool ok = data && len >= sizeof t;
-    if (ok) {
-        memcpy(&t, data + len - sizeof t, sizeof t);
-        uint64_t sum[2];
-        lt_ir_hash_init(sum);
-        ok = memcmp(t.magic, TRAILER_MAGIC, 8) == 0 && t.body_len == len - sizeof t && t.key[0] == key[0] &&
-             t.key[1] == key[1];
-        if (ok) {
-            hash_bytes(sum, data, (size_t)t.body_len);
-            ok = sum[0] == t.sum[0] && sum[1] == t.sum[1];
-        }
-    }
-    free(data);
-    if (!ok) {
-        *corrupt = true;
-        unlink(path);
-        return NULL;
-    }
-    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        *corrupt = true;
-        unlink(path);
-        return NULL;
-    }
-    utimensat(AT_FDCWD, path, NULL, 0); /* recently used */
-    return h;
-}
-
-/* Appends the trailer to a freshly built object. */
-static bool seal(const char *path, const uint64_t key[2])
-{
-    size_t len = 0;
-    char *data = read_file(path, &len, (size_t)1 << 30);
-    if (!data)
-        return false;
-    trailer t;
-    memcpy(t.magic, TRAILER_MAGIC, 8);
-    t.body_len = len;
-    lt_ir_hash_init(t.sum);
-    hash_bytes(t.sum, data, len);
-    t.key[0] = key[0];
-    t.key[1] = key[1];
-    free(data);
-    FILE *f = fopen(path, "ab");
-    if (!f)
-        return false;
-    bool ok = fwrite(&t, sizeof t, 1, f) == 1;
-    return fclose(f) == 0 && ok;
-}
-
-typedef struct cache_file {
-    char name[300];
-    off_t size;
-    struct timespec mtime;
-} cache_file;
-
-static int by_mtime(const void *a, const void *b)
-{
-    const cache_file *x = a, *y = b;
-    if (x->mtime.tv_sec != y->mtime.tv_sec)
-        return (x->mtime.tv_sec > y->mtime.tv_sec) - (x->mtime.tv_sec < y->mtime.tv_sec);
-    return (x->mtime.tv_nsec > y->mtime.tv_nsec) - (x->mtime.tv_nsec < y->mtime.tv_nsec);
-}
-
-/* Keeps the cache under LT_CACHE_MAX_MB (never evicting `keep`, the
- * object just stored) and drops temporaries that a crashed build left
- * behind (older than ten minutes). */
-static void evict(const char *dir, const char *keep)
-{
-    const char *env = getenv("LT_CACHE_MAX_MB");
-    double mb = env ? atof(env) : 0;
-    long long limit = (long long)((mb > 0 ? mb : 512) * 1048576.0);
-    DIR *d = opendir(dir);
-    if (!d)
-        return;
-    cache_file *files = NULL;
-    size_t n = 0, cap = 0;
-    long long total = 0;
-    time_t now = time(NULL);
-    for (struct dirent *e; (e = readdir(d));) {
-        char path[1400];
-        struct stat st;
-        format(path, sizeof path, "%s/%s", dir, e->d_name);
-        if (e->d_name[0] == '.' || stat(path, &st) != 0 || !S_ISREG(st.st_mode))
-            continue;
-        if (strcmp(path, keep) == 0) { /* counted, never evicted */
-            total += st.st_size;
-            continue;
-        }
-        if (strncmp(e->d_name, "tmp-", 4) == 0) {
-            if (now - st.st_mtime > 600)
-                unlink(path);
-            continue;
-        }
-        if (n == cap) {
-            cap = cap ? 2 * cap : 64;
-            cache_file *f = realloc(files, sizeof *f * cap);
-            if (!f)
-                break;
-            files = f;
-        }
-        format(files[n].name, sizeof files[n].name, "%s", e->d_name);
-        files[n].size = st.st_size;
-        files[n].mtime = st.st_mtim;
-        total += st.st_size;
-        n++;
-    }
-    closedir(d);
-    if (total > limit && files) {
-        qsort(files, n, sizeof *files, by_mtime);
-        for (size_t i = 0; i < n && total > limit * 9 / 10; i++) {
-            char path[1400];
-            format(path, sizeof path, "%s/%s", dir, files[i].name);
-            if (unlink(path) == 0) {
-                total -= files[i].size;
-                lt_metric_add("DiskCacheEvicted", 1);
-            }
-        }
-    }
-    free(files);
+    cc_format(buf, cap, "unit%d.%s", u + 1, ext);
+    return buf;
 }
 
 /* The compiler's log for an error message: its first lines. */
-static void log_excerpt(const char *log_path, char *out, size_t cap)
+static void log_excerpt(const build *b, const char *log, char *out, size_t cap)
 {
     size_t len = 0;
-    char *log = read_file(log_path, &len, 65536);
-    format(out, cap, "%s", log && len ? log : "(no output)");
-    if (log && len >= cap && cap > 4)
+    char *text = (char *)cc_read_file_at(b->fd, log, 65536, &len);
+    cc_format(out, cap, "%s", text && len ? text : "(no output)");
+    if (text && len >= cap && cap > 4)
         memcpy(out + cap - 5, "...\n", 5);
-    free(log);
-}
-
-/* Temporary files of one build: per unit its source, object and log. */
-typedef struct build_files {
-    int units;
-    char c[2][1300], o[2][1300], log[2][1300];
-    char so[1300], link_log[1300];
-} build_files;
-
-static void remove_build_files(const build_files *f)
-{
-    for (int u = 0; u < f->units; u++) {
-        unlink(f->c[u]);
-        unlink(f->o[u]);
-        unlink(f->log[u]);
-    }
-    unlink(f->so);
-    unlink(f->link_log);
+    free(text);
 }
 
 /* Reports a failed compiler run: keeps the source of unit u (u < 0: the
- * link step, no source) and the log next to the cache. */
-static lt_status build_failed(build_files *f, const char *stem, int u, const char *log_path, int status)
+ * link step, no source) and the log in the cache directory. */
+static lt_status build_failed(const build *b, int u, const char *log, int status)
 {
-    char kept[1300] = "(none: the link failed)", kept_log[1300], excerpt[LOG_EXCERPT];
+    char kept[1400] = "(none: the link failed)", kept_name[128], excerpt[LOG_EXCERPT], src[32];
     if (u >= 0) {
-        if (f->units == 1)
-            format(kept, sizeof kept, "%s/%s.failed.c", cache_dir, stem);
+        if (b->units == 1)
+            cc_format(kept_name, sizeof kept_name, "%s.failed.c", b->stem);
         else
-            format(kept, sizeof kept, "%s/%s-part%d.failed.c", cache_dir, stem, u + 1);
-        rename(f->c[u], kept);
+            cc_format(kept_name, sizeof kept_name, "%s-part%d.failed.c", b->stem, u + 1);
+        if (renameat(b->fd, unit_file(u, "c", src, sizeof src), cache.fd, kept_name) == 0)
+            cc_format(kept, sizeof kept, "%s/%s", cache.path, kept_name);
+        else
+            cc_format(kept, sizeof kept, "(none: %s)", strerror(errno));
     }
-    format(kept_log, sizeof kept_log, "%s/%s.failed.log", cache_dir, stem);
-    log_excerpt(log_path, excerpt, sizeof excerpt);
-    rename(log_path, kept_log);
-    remove_build_files(f);
+    log_excerpt(b, log, excerpt, sizeof excerpt);
+    cc_format(kept_name, sizeof kept_name, "%s.failed.log", b->stem);
+    renameat(b->fd, log, cache.fd, kept_name);
     lt_metric_add("CompileErrors", 1);
     return lt_error(LT_ERR_UNSUPPORTED, "cpu compiler: `%s %s` failed (exit %d); source kept at %s; log:\n%s", cc_cmd,
                     cc_flags, status, kept, excerpt);
 }
 
-static lt_status command_too_long(build_files *f)
+/* A compiler run that hit LT_CC_TIMEOUT: this process stops compiling
+ * (warned once) and the graph goes to interp (src/backend/cpu.c). */
+static lt_status build_timed_out(void)
 {
-    remove_build_files(f);
-    return lt_error(LT_ERR_ARGUMENT, "cpu compiler: the compile command is too long (LT_CC, LT_CFLAGS, LT_CACHE_DIR)");
+    if (cc_ok) {
+        fprintf(stderr,
+                "lazytensor: warning: the C compiler `%s` did not finish within %g s (LT_CC_TIMEOUT) and was "
+                "killed; from now on this process runs lazy graphs with the interp backend\n",
+                cc_cmd, cc_timeout);
+        cc_ok = false;
+    }
+    cc_format(cc_why, sizeof cc_why, "`%s` did not finish within %g s (LT_CC_TIMEOUT) and was killed", cc_cmd,
+              cc_timeout);
+    return lt_error(LT_ERR_UNSUPPORTED, "cpu compiler: `%s %s` did not finish within %g s (LT_CC_TIMEOUT); killed",
+                    cc_cmd, cc_flags, cc_timeout);
 }
 
-/* Builds f->so from the sources: one unit in one compiler run; two units
- * compiled to objects by two concurrent runs, then linked. */
-static lt_status run_compiler(build_files *f, const char *stem)
+/* Starts `cc flags <args...>` with its output in the new file log;
+ * returns its pid (-1: could not start, error set). */
+static pid_t start_compiler(const build *b, const char *log, const char *const *args)
 {
-    char qc[1400], qo[1400], qlog[1400], qso[1400], cmd[4400];
-    shell_quote(qso, sizeof qso, f->so);
-    if (f->units == 1) {
-        shell_quote(qc, sizeof qc, f->c[0]);
-        shell_quote(qlog, sizeof qlog, f->log[0]);
-        if (!format(cmd, sizeof cmd, "%s %s -o %s %s -lm >%s 2>&1", cc_cmd, cc_flags, qso, qc, qlog))
-            return command_too_long(f);
-        int status = run_shell(cmd);
-        return status == 0 ? LT_OK : build_failed(f, stem, 0, f->log[0], status);
-    }
-    pid_t pid[2];
-    for (int u = 0; u < 2; u++) {
-        shell_quote(qc, sizeof qc, f->c[u]);
-        shell_quote(qo, sizeof qo, f->o[u]);
-        shell_quote(qlog, sizeof qlog, f->log[u]);
-        if (!format(cmd, sizeof cmd, "%s %s -c -o %s %s >%s 2>&1", cc_cmd, cc_flags, qo, qc, qlog)) {
-            if (u == 1)
-                wait_shell(pid[0]);
-            return command_too_long(f);
-        }
-        pid[u] = spawn_shell(cmd);
-    }
-    int status[2] = {wait_shell(pid[0]), wait_shell(pid[1])};
-    for (int u = 0; u < 2; u++)
-        if (status[u] != 0)
-            return build_failed(f, stem, u, f->log[u], status[u]);
-    char qo2[1400];
-    shell_quote(qo, sizeof qo, f->o[0]);
-    shell_quote(qo2, sizeof qo2, f->o[1]);
-    shell_quote(qlog, sizeof qlog, f->link_log);
-    if (!format(cmd, sizeof cmd, "%s %s -o %s %s %s -lm >%s 2>&1", cc_cmd, cc_flags, qso, qo, qo2, qlog))
-        return command_too_long(f);
-    int link = run_shell(cmd);
-    return link == 0 ? LT_OK : build_failed(f, stem, -1, f->link_log, link);
+    cc_argv argv = {0};
+    bool ok = cc_argv_append(&argv, &cc_words) && cc_argv_append(&argv, &flag_words);
+    for (int i = 0; ok && args[i]; i++)
+        ok = cc_argv_push(&argv, args[i]);
+    pid_t pid = -1;
+    int log_fd = ok ? cc_create_file(b->fd, log) : -1;
+    if (!ok)
+        lt_error(LT_ERR_MEMORY, "cpu compiler: out of memory");
+    else if (log_fd < 0)
+        lt_error(LT_ERR_IO, "cpu compiler: cannot create %s/%s/%s: %s", cache.path, b->dir, log, strerror(errno));
+    else if ((pid = cc_spawn(argv.v, b->fd, log_fd, log_fd)) < 0)
+        lt_error(LT_ERR_UNSUPPORTED, "cpu compiler: cannot run `%s`: %s", cc_cmd, strerror(errno));
+    if (log_fd >= 0)
+        close(log_fd);
+    cc_argv_free(&argv);
+    return pid;
 }
 
-/* Compiles src (split > 0: two units, see lt_cc_load) into the cache; the
- * caller holds cc_lock. */
-static lt_status compile_into_cache(const char *src, size_t len, size_t split, const char *final_path,
-                                    const char *stem, const uint64_t key[2])
+/* Runs the compiler on every unit at once (each unit u: args[u]), then
+ * checks the outcomes. */
+static lt_status run_step(const build *b, int n, const char *const *const *args, const char *const *logs,
+                          const int *unit)
 {
-    build_files f;
-    char base[1200];
-    format(base, sizeof base, "%s/tmp-%d-%u-%s", cache_dir, (int)getpid(), build_counter++, stem);
-    f.units = split ? 2 : 1;
-    size_t begin[2] = {0, split}, end[2] = {split ? split : len, len};
-    for (int u = 0; u < f.units; u++) {
-        format(f.c[u], sizeof f.c[u], "%s-%d.c", base, u + 1);
-        format(f.o[u], sizeof f.o[u], "%s-%d.o", base, u + 1);
-        format(f.log[u], sizeof f.log[u], "%s-%d.log", base, u + 1);
+    pid_t pid[2] = {-1, -1};
+    int status[2];
+    lt_status st = LT_OK;
+    for (int i = 0; i < n && st == LT_OK; i++) {
+        pid[i] = start_compiler(b, logs[i], args[i]);
+        if (pid[i] < 0)
+            st = lt_last_status();
     }
-    format(f.so, sizeof f.so, "%s.so", base);
-    format(f.link_log, sizeof f.link_log, "%s-link.log", base);
-    for (int u = 0; u < f.units; u++)
-        if (!write_file(f.c[u], src + begin[u], end[u] - begin[u])) {
-            lt_status st = lt_error(LT_ERR_IO, "cpu compiler: cannot write %s: %s", f.c[u], strerror(errno));
-            remove_build_files(&f);
-            return st;
-        }
-    lt_status st = run_compiler(&f, stem);
+    /* reaps (killing it at once) what started before a failure */
+    cc_wait(pid, n, st == LT_OK ? cc_now() + cc_timeout : 0, status);
     if (st != LT_OK)
         return st;
-    bool stored = seal(f.so, key) && rename(f.so, final_path) == 0;
-    int err = errno;
-    remove_build_files(&f);
-    if (!stored)
-        return lt_error(LT_ERR_IO, "cpu compiler: cannot store %s: %s", final_path, strerror(err));
+    for (int i = 0; i < n; i++)
+        if (status[i] == CC_EXIT_TIMED_OUT)
+            return build_timed_out();
+    for (int i = 0; i < n; i++)
+        if (status[i] != 0)
+            return build_failed(b, unit[i], logs[i], status[i]);
     return LT_OK;
+}
+
+/* Builds program.so from the sources: one unit in one compiler run; two
+ * units compiled to objects by two concurrent runs, then linked. */
+static lt_status run_compiler(const build *b)
+{
+    if (b->units == 1) {
+        const char *args[] = {"-o", "program.so", "unit1.c", "-lm", NULL};
+        const char *const *all[] = {args};
+        const char *logs[] = {"unit1.log"};
+        return run_step(b, 1, all, logs, (int[]){0});
+    }
+    const char *a1[] = {"-c", "-o", "unit1.o", "unit1.c", NULL}, *a2[] = {"-c", "-o", "unit2.o", "unit2.c", NULL};
+    const char *const *units[] = {a1, a2};
+    const char *logs[] = {"unit1.log", "unit2.log"};
+    lt_status st = run_step(b, 2, units, logs, (int[]){0, 1});
+    if (st != LT_OK)
+        return st;
+    const char *link[] = {"-o", "program.so", "unit1.o", "unit2.o", "-lm", NULL};
+    const char *const *all[] = {link};
+    const char *link_log[] = {"link.log"};
+    return run_step(b, 1, all, link_log, (int[]){-1});
+}
+
+static lt_status write_sources(const build *b, const char *src, size_t len, size_t split)
+{
+    size_t begin[2] = {0, split}, end[2] = {split ? split : len, len};
+    for (int u = 0; u < b->units; u++) {
+        char name[32];
+        int fd = cc_create_file(b->fd, unit_file(u, "c", name, sizeof name));
+        bool ok = fd >= 0 && cc_write_all(fd, src + begin[u], end[u] - begin[u]);
+        int err = errno;
+        if (fd >= 0 && close(fd) != 0)
+            ok = false;
+        if (!ok)
+            return lt_error(LT_ERR_IO, "cpu compiler: cannot write %s in %s/%s: %s", name, cache.path, b->dir,
+                            strerror(err));
+    }
+    return LT_OK;
+}
+
+/* Compiles src (split > 0: two units, see lt_cc_load) into the cache as
+ * final_name; the caller holds cc_lock. */
+static lt_status compile_into_cache(const char *src, size_t len, size_t split, const char *final_name,
+                                    const char *stem, const uint64_t key[2])
+{
+    build b = {.units = split ? 2 : 1, .stem = stem};
+    b.fd = cc_build_dir_make(&cache, b.dir);
+    if (b.fd < 0)
+        return lt_error(LT_ERR_IO, "cpu compiler: cannot create a build directory in %s: %s", cache.path,
+                        strerror(errno));
+    lt_status st = write_sources(&b, src, len, split);
+    if (st == LT_OK)
+        st = run_compiler(&b);
+    if (st == LT_OK && !cc_cache_store(&cache, b.fd, "program.so", final_name, key))
+        st = lt_error(LT_ERR_IO, "cpu compiler: cannot store %s/%s: %s", cache.path, final_name, strerror(errno));
+    cc_build_dir_remove(&cache, b.dir, b.fd);
+    return st;
 }
 
 static lt_status build_locked(const char *src, size_t len, size_t split, void **handle, void **entry, char *key_hex,
                               bool count)
 {
     uint64_t key[2] = {cc_id[0], cc_id[1]};
-    hash_bytes(key, src, len);
+    cc_hash_bytes(key, src, len);
     lt_ir_hash_u64(key, split);
-    char stem[40], path[1200];
-    format(stem, sizeof stem, "%016llx%016llx", (unsigned long long)key[0], (unsigned long long)key[1]);
-    memcpy(key_hex, stem, 32);
-    key_hex[32] = '\0';
-    format(path, sizeof path, "%s/%s.so", cache_dir, stem);
+    char stem[40], name[48], why[256];
+    cc_format(stem, sizeof stem, "%016llx%016llx", (unsigned long long)key[0], (unsigned long long)key[1]);
+    memcpy(key_hex, stem, 33);
+    cc_format(name, sizeof name, "%s.so", stem);
     bool corrupt;
-    void *h = open_cached(path, key, &corrupt);
+    void *h = cc_cache_load(&cache, name, key, &corrupt, why, sizeof why);
     if (corrupt && count)
         lt_metric_add("DiskCacheCorrupt", 1);
     if (h) {
@@ -558,18 +407,18 @@ static lt_status build_locked(const char *src, size_t len, size_t split, void **
     } else {
         if (count)
             lt_metric_add("DiskCacheMiss", 1);
-        lt_status st = compile_into_cache(src, len, split, path, stem, key);
+        lt_status st = compile_into_cache(src, len, split, name, stem, key);
         if (st != LT_OK)
             return st;
-        h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        h = cc_cache_load(&cache, name, key, &corrupt, why, sizeof why);
         if (!h)
-            return lt_error(LT_ERR_IO, "cpu compiler: cannot load %s: %s", path, dlerror());
-        evict(cache_dir, path);
+            return lt_error(LT_ERR_IO, "cpu compiler: cannot load %s/%s: %s", cache.path, name, why);
+        cc_cache_evict(&cache, name, fmax(600, 2 * cc_timeout));
     }
     void *e = dlsym(h, "lt_program_entry");
     if (!e) {
         dlclose(h);
-        return lt_error(LT_ERR_STATE, "cpu compiler: %s has no entry point", path);
+        return lt_error(LT_ERR_STATE, "cpu compiler: %s/%s has no entry point", cache.path, name);
     }
     *handle = h;
     *entry = e;
@@ -582,9 +431,11 @@ lt_status lt_cc_load(const char *src, size_t len, size_t split, void **handle, v
     if (!lt_cc_available(why, sizeof why))
         return lt_error(LT_ERR_UNSUPPORTED, "cpu compiler: no working C compiler: %s", why);
     pthread_mutex_lock(&cc_lock);
-    if (split >= len)
-        split = 0;
-    lt_status st = build_locked(src, len, split, handle, entry, key_hex, true);
+    lt_status st;
+    if (!cc_ok) /* the compiler timed out since the check above */
+        st = lt_error(LT_ERR_UNSUPPORTED, "cpu compiler: no working C compiler: %s", cc_why);
+    else
+        st = build_locked(src, len, split >= len ? 0 : split, handle, entry, key_hex, true);
     pthread_mutex_unlock(&cc_lock);
     return st;
 }

@@ -5,8 +5,19 @@
  *
  * Environment:
  *   LT_CC            C compiler command (default "cc")
- *   LT_CFLAGS        its flags (default LT_CC_DEFAULT_FLAGS)
- *   LT_CACHE_DIR     disk cache of built programs (default ~/.cache/lazytensor)
+ *   LT_CFLAGS        its flags (default LT_CC_DEFAULT_FLAGS). Both are split
+ *                    into words like the shell does (blanks separate, quotes
+ *                    and backslashes group) and run without a shell, in a
+ *                    private build directory (give absolute paths).
+ *   LT_CC_TIMEOUT    seconds a compiler run may take (default 120); then it
+ *                    is killed and the process compiles nothing more (lazy
+ *                    graphs run with the interp backend)
+ *   LT_CACHE_DIR     disk cache of built programs (default
+ *                    ~/.cache/lazytensor, without HOME
+ *                    /tmp/lazytensor-cache-<uid>); created 0700, and refused
+ *                    (with a warning; programs are then built in a private
+ *                    temporary directory) if it is a symlink, belongs to
+ *                    another user or is writable by group or others
  *   LT_CACHE_MAX_MB  bound on the disk cache (default 512; oldest evicted first)
  *   LT_DUMP_KERNELS  directory: the generated C of every compiled graph
  *                    (graph-<hash>.c, or .part1.c and .part2.c when split)
@@ -25,7 +36,8 @@
 const lt_backend *lt_backend_cpu(void);
 
 /* True when the C compiler works (checked once: `cc --version` and one
- * probe build); otherwise writes the reason into why. */
+ * probe build; false from the moment a compiler run timed out); otherwise
+ * writes the reason into why (if not NULL). */
 bool lt_cc_available(char *why, size_t cap);
 
 /*
@@ -35,12 +47,22 @@ bool lt_cc_available(char *why, size_t cap);
  * compiled in parallel (two compiler processes) and linked together. Sets *handle (for
  * lt_cc_unload) and *entry (the symbol lt_program_entry); key_hex receives
  * the cache key (33 bytes). A compile error returns LT_ERR_UNSUPPORTED
- * with the compiler's log, keeping the source next to the cache.
+ * with the compiler's log, keeping the source next to the cache. A run
+ * past LT_CC_TIMEOUT is killed and returns LT_ERR_UNSUPPORTED too, after
+ * which lt_cc_available is false (the caller may fall back to interp).
  */
 lt_status lt_cc_load(const char *src, size_t len, size_t split, void **handle, void **entry, char *key_hex);
 void lt_cc_unload(void *handle);
 
-/* The cache directory in use (created on demand), or NULL. */
+/* The directory programs are cached in (opened and checked on first use):
+ * the disk cache, or the private temporary directory used when the disk
+ * cache was refused; NULL if there is neither. */
 const char *lt_cc_cache_dir(void);
+
+/* True only when bytes (a disk-cache file: object, then the 48-byte
+ * trailer of magic, body length, checksum of the body and key) are intact
+ * and built for `key`. Reads nothing outside bytes[0, len) on any input;
+ * no I/O, so it can be fuzzed directly. */
+bool lt_cc_object_valid(const unsigned char *bytes, size_t len, const uint64_t key[2]);
 
 #endif
