@@ -134,6 +134,31 @@ lt_dtype lt_promote_types(lt_dtype a, lt_dtype b);
 /* Devices                                                                    */
 /* ========================================================================= */
 
+/*
+ * THREADS
+ *  - The cpu device may be used from several threads at once. Tensor
+ *    handles, reference counts, the buffer cache, the random generator,
+ *    metrics and the error handler are shared safely; errors, scopes and
+ *    grad mode are per thread. Tensors themselves are plain data: several
+ *    threads may read one at once, but none may write it (an in-place op,
+ *    or dropping its last reference) while another thread uses it or a
+ *    view of it. Autograd's tape is not locked: tensors that require grad,
+ *    the results computed from them and their backward pass stay on one
+ *    thread.
+ *  - The lazy device belongs to one thread at a time: the first thread that
+ *    uses it (an op on a lazy tensor, a transfer to or from it, a read, a
+ *    barrier, lt_release or lt_scope_end of a lazy tensor) owns it until
+ *    it calls lt_lazy_release_thread() or exits. A call from any other
+ *    thread fails with LT_ERR_STATE ("the lazy device is in use by thread
+ *    N") and changes nothing: lt_release and lt_scope_end leave that
+ *    thread's lazy tensors alive. Metadata queries (shape, dtype, device,
+ *    strides) and lt_retain work from any thread. To move the work to
+ *    another thread, finish with it (release its lazy tensors or keep them
+ *    for the next owner), call lt_lazy_release_thread(), and let the other
+ *    thread start. The worker thread that runs lt_barrier(false) is
+ *    internal and needs nothing from the caller.
+ */
+
 /** Device kinds. */
 typedef enum lt_device_kind {
     LT_DEVICE_INVALID = -1,
@@ -607,6 +632,13 @@ const char *lt_lazy_backend(void);
 /** Capacity of the compiled-program cache (LRU, default 1024 programs, env
  *  LT_CACHE_SIZE); n >= 1. */
 lt_status lt_lazy_set_cache_size(int n);
+/**
+ * Gives up this thread's ownership of the lazy device (see THREADS under
+ * Devices), after waiting for an execution in flight (whose failure is
+ * returned), so that another thread may use it. LT_OK when nobody owns it;
+ * LT_ERR_STATE when another thread does.
+ */
+lt_status lt_lazy_release_thread(void);
 
 /** Value of a counter: "CachedCompile", "UncachedCompile", "MarkStep",
  *  "Barrier", "Fallback" (all ops), "Fallback.<op>", "TensorsCreated",

@@ -64,9 +64,13 @@ static lt_status check_inputs(const char *name, lt_tensor *const *in, int nin, l
     return LT_OK;
 }
 
+/* The device can run here: built in, and for the lazy device, owned by
+ * this thread (checked before anything reads lazy state). */
 static lt_status device_runnable(const char *name, lt_device dev)
 {
-    if (dev.kind == LT_DEVICE_CPU || dev.kind == LT_DEVICE_LAZY)
+    if (dev.kind == LT_DEVICE_LAZY)
+        return lt_lazy_enter(name);
+    if (dev.kind == LT_DEVICE_CPU)
         return LT_OK;
     char d[32];
     return lt_error(LT_ERR_UNSUPPORTED, "%s: device %s is not available in this build", name,
@@ -181,10 +185,10 @@ lt_tensor *lt_call_inplace(lt_op op, lt_tensor *dst, lt_tensor *const *in, int n
         return NULL;
     if (!lt_device_equal(dev, dst->device))
         return lt_error(LT_ERR_DEVICE, "%s: inputs and destination are on different devices", name), NULL;
+    if (device_runnable(name, dev) != LT_OK)
+        return NULL;
     if (autograd.inplace_guard && (dst->autograd || any_autograd_state(in, nin)) &&
         autograd.inplace_guard(name, dst, in, nin) != LT_OK)
-        return NULL;
-    if (device_runnable(name, dev) != LT_OK)
         return NULL;
     if (self_overlapping(dst))
         return lt_error(LT_ERR_UNSUPPORTED,
@@ -264,7 +268,7 @@ lt_tensor *lt_call2(lt_op op, lt_tensor *x, lt_tensor *y, const lt_attrs *a)
 
 lt_tensor *lt_call_scalar(lt_op op, lt_tensor *t, double s, bool reversed, const lt_attrs *a)
 {
-    if (lt_check_tensor(lt_op_name(op), t, 0) != LT_OK)
+    if (lt_check_tensor(lt_op_name(op), t, 0) != LT_OK || device_runnable(lt_op_name(op), t->device) != LT_OK)
         return NULL;
     lt_tensor *w = lt_wrap_scalar(s, t->device);
     if (!w)
@@ -277,7 +281,7 @@ lt_tensor *lt_call_scalar(lt_op op, lt_tensor *t, double s, bool reversed, const
 lt_tensor *lt_call_scalar_inplace(lt_op op, lt_tensor *dst, double s, const lt_attrs *a)
 {
     const char *name = inplace_name(op);
-    if (lt_check_tensor(name, dst, 0) != LT_OK)
+    if (lt_check_tensor(name, dst, 0) != LT_OK || device_runnable(name, dst->device) != LT_OK)
         return NULL;
     lt_tensor *w = lt_wrap_scalar(s, dst->device);
     if (!w)

@@ -68,7 +68,8 @@ typedef struct lt_storage {
 
 struct lt_tensor {
     uint32_t magic;
-    atomic_int refcount;
+    atomic_int refcount;          /* the user's references */
+    atomic_int holds;             /* internal holds, plus one while refcount > 0 */
     int32_t dtype;
     int32_t ndim;
     int64_t shape[LT_MAX_DIMS];
@@ -97,8 +98,16 @@ lt_tensor *lt_tensor_new_handle(const lt_meta *m, lt_device dev);
 /* Registers a fresh reference (refcount 1) with the innermost scope, if
  * any. Every public function returning a new tensor calls this once. */
 lt_tensor *lt_tensor_publish(lt_tensor *t);
-/* Drops one reference; frees at zero. */
+/* Drops one reference. At zero the handle is dead for its user (every
+ * later use is LT_ERR_RELEASED) and it is freed unless it is held. */
 void lt_tensor_unref(lt_tensor *t);
+/* Internal holds keep a handle's state (storage, device state) alive
+ * without giving its user a reference: a lazy view holds its base, so the
+ * base's user can release it (and is told when releasing it twice) while
+ * the view keeps working. A handle is freed when its last user reference
+ * and its last hold are both gone. */
+void lt_tensor_hold(lt_tensor *t);
+void lt_tensor_drop(lt_tensor *t);
 /* Validates a public tensor argument: NULL -> keeps the first error (or
  * sets LT_ERR_NULL naming op); dead handle -> LT_ERR_RELEASED. */
 lt_status lt_check_tensor(const char *op, const lt_tensor *t, int arg_index);
@@ -115,6 +124,12 @@ bool lt_tensor_contiguous(const lt_tensor *t);
  * its device's live set). Set by upper layers at init. */
 typedef void (*lt_tensor_death_hook)(lt_tensor *t);
 void lt_set_tensor_death_hook(lt_device_kind kind, lt_tensor_death_hook hook);
+
+/* Hook that says whether this thread may drop tensors of a device kind
+ * (the lazy device belongs to one thread at a time): LT_OK, or an error
+ * naming op. lt_release and lt_scope_end leave a refused tensor alive. */
+typedef lt_status (*lt_device_guard_hook)(const char *op);
+void lt_set_device_guard_hook(lt_device_kind kind, lt_device_guard_hook hook);
 
 /* Set by the lazy layer when it is linked in and initialized. */
 extern bool lt_lazy_device_available;

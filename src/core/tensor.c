@@ -9,6 +9,7 @@
 #include "core/core.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,6 +30,7 @@ static atomic_llong live_handles;
 static atomic_ullong next_tensor_id = 1;
 static lt_tensor_death_hook death_hooks[2];
 static lt_autograd_release_hook autograd_hook;
+static lt_device_guard_hook guard_hooks[2];
 
 void lt_set_autograd_release_hook(lt_autograd_release_hook hook) { autograd_hook = hook; }
 
@@ -36,6 +38,21 @@ void lt_set_tensor_death_hook(lt_device_kind kind, lt_tensor_death_hook hook)
 {
     if (kind == LT_DEVICE_CPU || kind == LT_DEVICE_LAZY)
         death_hooks[kind] = hook;
+}
+
+void lt_set_device_guard_hook(lt_device_kind kind, lt_device_guard_hook hook)
+{
+    if (kind == LT_DEVICE_CPU || kind == LT_DEVICE_LAZY)
+        guard_hooks[kind] = hook;
+}
+
+/* May this thread drop a reference to t? (see lt_device_guard_hook) */
+static lt_status guard_drop(const lt_tensor *t, const char *op)
+{
+    int kind = t->device.kind;
+    if ((kind == LT_DEVICE_CPU || kind == LT_DEVICE_LAZY) && guard_hooks[kind])
+        return guard_hooks[kind](op);
+    return LT_OK;
 }
 
 static lt_tensor *handle_get(void)
@@ -87,6 +104,7 @@ static void set_meta(lt_tensor *t, const lt_meta *m, lt_device dev)
 {
     t->magic = LT_TENSOR_MAGIC;
     atomic_init(&t->refcount, 1);
+    atomic_init(&t->holds, 1); /* the one hold of all user references */
     t->dtype = m->dtype;
     t->ndim = m->ndim;
     memcpy(t->shape, m->shape, sizeof(int64_t) * (size_t)m->ndim);
@@ -167,6 +185,21 @@ void lt_storage_unref(lt_storage *s)
 void lt_tensor_unref(lt_tensor *t)
 {
     if (atomic_fetch_sub(&t->refcount, 1) != 1)
+        return;
+    /* Dead for its user, whatever still holds it. The user's hold goes
+     * once: a held handle whose user is gone may still be retained and
+     * released again by the library (a barrier keeping its roots). */
+    bool user_alive = t->magic == LT_TENSOR_MAGIC;
+    t->magic = LT_TENSOR_DEAD;
+    if (user_alive)
+        lt_tensor_drop(t);
+}
+
+void lt_tensor_hold(lt_tensor *t) { atomic_fetch_add(&t->holds, 1); }
+
+void lt_tensor_drop(lt_tensor *t)
+{
+    if (atomic_fetch_sub(&t->holds, 1) != 1)
         return;
     if (t->autograd && autograd_hook)
         autograd_hook(t);
@@ -301,10 +334,15 @@ lt_status lt_scope_end(void)
         return lt_error(LT_ERR_STATE, "scope_end: no scope is open");
     scope_frame *f = &frames[--frame_count];
     bool over_released = false;
+    int64_t refused = 0;
     for (int64_t i = 0; i < f->count; i++) {
         lt_tensor *t = f->items[i].t;
         if (t->magic != LT_TENSOR_MAGIC || t->id != f->items[i].id) {
             over_released = true;
+            continue;
+        }
+        if (guard_drop(t, "scope_end") != LT_OK) {
+            refused++; /* left alive: dropping it here would race its device's owner */
             continue;
         }
         lt_tensor_unref(t);
@@ -316,6 +354,12 @@ lt_status lt_scope_end(void)
         free(frames);
         frames = NULL;
         frame_cap = 0;
+    }
+    if (refused > 0) {
+        char why[512];
+        snprintf(why, sizeof why, "%s", lt_last_error());
+        return lt_error(LT_ERR_STATE, "scope_end: %lld tensors of this scope were not released: %s",
+                        (long long)refused, why);
     }
     if (over_released)
         return lt_error(LT_ERR_RELEASED, "scope_end: a tensor owned by the scope had already been "
@@ -335,7 +379,7 @@ lt_tensor *lt_retain(lt_tensor *t)
 
 void lt_release(lt_tensor *t)
 {
-    if (!t || lt_check_tensor("release", t, 0) != LT_OK)
+    if (!t || lt_check_tensor("release", t, 0) != LT_OK || guard_drop(t, "release") != LT_OK)
         return;
     lt_tensor_unref(t);
 }

@@ -414,7 +414,8 @@ static lt_status run_barrier(bool step, bool wait, const char *why, lt_tensor *c
 
 lt_status lt_lazy_barrier_async(bool step, bool wait, const char *why, lt_tensor *const *extra, int nextra)
 {
-    lt_lazy_init();
+    if (lt_lazy_enter(why) != LT_OK) /* only the owning thread (see lazy.h) */
+        return lt_last_status();
     lt_status waited = lt_lazy_wait(); /* one execution in flight at a time */
     if (waited != LT_OK)
         return waited;
@@ -452,6 +453,8 @@ lt_status lt_lazy_set_backend(const char *name)
 {
     if (!name)
         return lt_error(LT_ERR_NULL, "lazy_set_backend: name is NULL");
+    if (lt_lazy_enter("lazy_set_backend") != LT_OK)
+        return lt_last_status();
     if (strcmp(name, "interp") == 0) {
         current_backend = lt_backend_interp();
         return LT_OK;
@@ -474,6 +477,8 @@ lt_status lt_lazy_set_cache_size(int n)
 {
     if (n < 1)
         return lt_error(LT_ERR_ARGUMENT, "lazy_set_cache_size: %d programs requested, expected >= 1", n);
+    if (lt_lazy_enter("lazy_set_cache_size") != LT_OK)
+        return lt_last_status();
     cache_capacity = n;
     evict_to(n);
     return LT_OK;

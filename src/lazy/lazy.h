@@ -2,8 +2,11 @@
  * lazy.h - the lazy device: IR recording, live-tensor registry, views and
  * in-place substitution, barrier, program cache, fallback, metrics, dumps.
  *
- * Tracing is single-threaded: the lazy device is driven from one thread at
- * a time (like a CUDA stream); the eager runtime has no such limit.
+ * The device belongs to one thread at a time (like a CUDA stream): the
+ * first thread that uses it, until that thread calls
+ * lt_lazy_release_thread() or exits. Every entry point calls
+ * lt_lazy_enter, which refuses other threads with LT_ERR_STATE. The
+ * barrier's worker thread only runs programs on buffers it holds.
  */
 #ifndef LT_LAZY_H
 #define LT_LAZY_H
@@ -89,6 +92,11 @@ typedef struct lt_lazy {
 
 /* Device-level entry points used by the dispatcher. */
 void lt_lazy_init(void);
+/* LT_OK if this thread owns the lazy device (taking it when nobody does),
+ * else LT_ERR_STATE naming op and the owning thread (owner.c). */
+lt_status lt_lazy_enter(const char *op);
+/* The same without an error: true if this thread owns the device. */
+bool lt_lazy_try_own(void);
 lt_status lt_lazy_run(lt_op op, lt_tensor *const *in, int nin, const lt_attrs *a, const lt_meta *om,
                       lt_tensor **out);
 lt_status lt_lazy_run_inplace(lt_op op, lt_tensor *dst, lt_tensor *const *in, int nin,

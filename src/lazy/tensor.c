@@ -21,7 +21,9 @@ static pthread_once_t lazy_once = PTHREAD_ONCE_INIT;
 
 static lt_lazy *L(const lt_tensor *t) { return (lt_lazy *)t->lazy; }
 
-lt_tensor *lt_lazy_registry_first(void) { return registry_head; }
+/* The registry as this thread sees it: empty unless it owns the device
+ * (taking it when nobody does). */
+lt_tensor *lt_lazy_registry_first(void) { return lt_lazy_try_own() ? registry_head : NULL; }
 lt_tensor *lt_lazy_registry_next(lt_tensor *t) { return L(t)->next; }
 int64_t lt_lazy_pending_count(void) { return pending_tensors; }
 
@@ -78,12 +80,14 @@ static void on_death(lt_tensor *t)
     if (was_pending && --pending_tensors == 0)
         lt_ir_reset();
     if (base)
-        lt_tensor_unref(base);
+        lt_tensor_drop(base);
 }
 
 static void init_once(void)
 {
     lt_set_tensor_death_hook(LT_DEVICE_LAZY, on_death);
+    /* dropping a lazy tensor changes the registry: only the owner may */
+    lt_set_device_guard_hook(LT_DEVICE_LAZY, lt_lazy_enter);
     lt_lazy_device_available = true;
 }
 
@@ -177,6 +181,8 @@ static bool view_is_current(const lt_tensor *t)
 
 lt_status lt_lazy_value_of(lt_tensor *t, lt_value *v)
 {
+    if (lt_lazy_enter("lazy") != LT_OK)
+        return lt_last_status();
     lt_lazy *z = L(t);
     if (z->inflight || (z->base && L(z->base)->inflight)) {
         lt_status st = lt_lazy_wait();
@@ -232,13 +238,16 @@ static lt_tensor *make_output(lt_op op, lt_tensor *input, const lt_attrs *a, con
     set_pending(t, v);
     if (lt_op_infos[op].cls != LT_OPC_VIEW)
         return t;
-    /* A view handle carries the strides an eager view would have, so that
-     * decisions made from strides (reshape: view or copy?) match eager. */
+    /* A view handle carries the strides and offset an eager view would
+     * have, so that decisions made from them (reshape: view or copy? may
+     * this view be written?) match eager, and an in-place update through
+     * an expand can address its base's elements. */
     int64_t offset = 0;
     if (lt_view_geometry(op, input, a, &om[k], t->strides, &offset) != LT_OK) {
         lt_tensor_unref(t);
         return NULL;
     }
+    t->offset = offset; /* into the root base's (contiguous) elements */
     lt_lazy *z = L(t), *src = L(input);
     lt_tensor *base = src->base ? src->base : input;
     int n = src->base ? src->nchain : 0;
@@ -255,7 +264,7 @@ static lt_tensor *make_output(lt_op op, lt_tensor *input, const lt_attrs *a, con
     z->chain[n].in_meta = lt_tensor_meta(input);
     z->nchain = n + 1;
     z->base = base;
-    atomic_fetch_add(&base->refcount, 1);
+    lt_tensor_hold(base); /* its state, not a reference of its user */
     z->base_version = L(base)->version;
     return t;
 }
@@ -276,6 +285,8 @@ static lt_status run_fallback(lt_op op, lt_tensor *const *in, int nin, const lt_
 lt_status lt_lazy_run(lt_op op, lt_tensor *const *in, int nin, const lt_attrs *a, const lt_meta *om,
                       lt_tensor **out)
 {
+    if (lt_lazy_enter(lt_op_name(op)) != LT_OK)
+        return lt_last_status();
     if (lt_op_infos[op].flags & LT_OPF_NOLOWER)
         return run_fallback(op, in, nin, a, om, out);
     double start = lt_now_ms();
@@ -306,6 +317,8 @@ lt_status lt_lazy_run(lt_op op, lt_tensor *const *in, int nin, const lt_attrs *a
 
 lt_tensor *lt_lazy_wrap_scalar(double v)
 {
+    if (lt_lazy_enter("scalar") != LT_OK)
+        return NULL;
     lt_meta m = lt_meta_make(LT_F64, NULL, 0);
     m.weak = 1;
     lt_tensor *t = new_lazy(&m);
@@ -367,33 +380,138 @@ static lt_status invert_step(const lt_view_step *step, lt_value old_in, lt_value
         lt_meta metas[2] = {*im, *out_meta};
         return record(scatter, ins, 2, &step->attrs, metas, result);
     }
-    default:
-        return lt_error(LT_ERR_UNSUPPORTED,
-                        "%s_: in-place update of an expanded view is not supported (several elements "
-                        "of the view share one element of its base)",
-                        lt_op_name((lt_op)step->op));
+    default: /* expand: handled by scatter_into_base */
+        return lt_error(LT_ERR_STATE, "lazy: no inverse for view step %s", lt_op_name((lt_op)step->op));
     }
 }
 
-/* Substitutes new value v (of t's meta) into view t, rewriting its base. */
-static lt_status update_view(lt_tensor *t, lt_value v)
+static bool chain_has_expand(const lt_lazy *z)
+{
+    for (int i = 0; i < z->nchain; i++)
+        if (z->chain[i].op == LT_OP_EXPAND)
+            return true;
+    return false;
+}
+
+/* Records a reshape (VIEW) of value in, of meta im, to shape. */
+static lt_status record_reshape(lt_value in, const lt_meta *im, const int64_t *shape, int ndim, lt_value *out)
+{
+    lt_attrs a = lt_attrs_init();
+    a.ni = ndim;
+    if (ndim > 0)
+        memcpy(a.i, shape, sizeof(int64_t) * (size_t)ndim);
+    return record(LT_OP_VIEW, &in, 1, &a, im, out);
+}
+
+/* The flat positions (i64, shape [numel]) that view t addresses in its
+ * base's contiguous buffer: offset + sum over dims of index * stride. */
+static lt_status view_positions(const lt_tensor *t, lt_value *out)
+{
+    lt_attrs fa = lt_attrs_init();
+    fa.dtype = LT_I64;
+    fa.ni = t->ndim;
+    memcpy(fa.i, t->shape, sizeof(int64_t) * (size_t)t->ndim);
+    fa.f[0] = (double)t->offset;
+    fa.nf = 1;
+    lt_value acc;
+    lt_status st = record(LT_OP_FULL, NULL, 0, &fa, NULL, &acc);
+    lt_meta am = lt_meta_make(LT_I64, t->shape, t->ndim);
+    for (int d = 0; st == LT_OK && d < t->ndim; d++) {
+        if (t->shape[d] <= 1 || t->strides[d] == 0)
+            continue;
+        lt_attrs ra = lt_attrs_init(); /* strides[d] * k for k < shape[d] */
+        ra.dtype = LT_I64;
+        ra.ni = 1;
+        ra.i[0] = t->shape[d];
+        ra.f[1] = (double)t->strides[d];
+        ra.nf = 2;
+        lt_value r;
+        int64_t rs[LT_MAX_DIMS];
+        for (int k = 0; k < t->ndim; k++)
+            rs[k] = k == d ? t->shape[d] : 1;
+        lt_meta rm = lt_meta_make(LT_I64, &t->shape[d], 1);
+        st = record(LT_OP_ARANGE, NULL, 0, &ra, NULL, &r);
+        if (st == LT_OK)
+            st = record_reshape(r, &rm, rs, t->ndim, &r);
+        if (st == LT_OK) {
+            lt_value ins[2] = {acc, r};
+            lt_meta ms[2] = {am, lt_meta_make(LT_I64, rs, t->ndim)};
+            lt_attrs add = lt_attrs_init();
+            st = record(LT_OP_ADD, ins, 2, &add, ms, &acc);
+        }
+    }
+    int64_t n = lt_shape_numel(t->shape, t->ndim);
+    return st == LT_OK ? record_reshape(acc, &am, &n, 1, out) : st;
+}
+
+/* The new value of t's root base (contiguous: every root base is) with
+ * the elements that view t addresses replaced by v, as a scatter into the
+ * flattened base. This inverts chains that hold an expand, which a step by
+ * step inverse cannot (which copy of an expanded element was written?);
+ * the strides answer it, as they do on cpu: a destination that passed the
+ * dispatcher's overlap check addresses each base element at most once. */
+static lt_status scatter_into_base(const lt_tensor *t, lt_value base, lt_value v, lt_value *out)
+{
+    const lt_tensor *b = L(t)->base;
+    lt_meta bm = lt_tensor_meta(b), tm = lt_tensor_meta(t);
+    bm.weak = tm.weak = 0;
+    int64_t nb = lt_shape_numel(b->shape, b->ndim), nt = lt_shape_numel(t->shape, t->ndim);
+    if (nt == 0) {
+        *out = base;
+        return LT_OK;
+    }
+    lt_value flat_base, pos, flat_v;
+    lt_status st = record_reshape(base, &bm, &nb, 1, &flat_base);
+    if (st == LT_OK)
+        st = view_positions(t, &pos);
+    if (st == LT_OK)
+        st = record_reshape(v, &tm, &nt, 1, &flat_v);
+    if (st != LT_OK)
+        return st;
+    lt_value ins[3] = {flat_base, pos, flat_v};
+    lt_meta ms[3] = {lt_meta_make((lt_dtype)bm.dtype, &nb, 1), lt_meta_make(LT_I64, &nt, 1),
+                     lt_meta_make((lt_dtype)tm.dtype, &nt, 1)};
+    lt_attrs sa = lt_attrs_init(); /* dim 0 */
+    lt_value scattered;
+    st = record(LT_OP_SCATTER, ins, 3, &sa, ms, &scattered);
+    return st == LT_OK ? record_reshape(scattered, &ms[0], bm.shape, bm.ndim, out) : st;
+}
+
+/* The new value of t's base when view t takes value v: through the inverse
+ * of each view step (the paper's Figure 3). */
+static lt_status invert_chain(lt_tensor *t, lt_value base_value, lt_value v, lt_value *w)
 {
     lt_lazy *z = L(t);
-    lt_tensor *base = z->base;
     int n = z->nchain;
     lt_value *steps = malloc(sizeof *steps * (size_t)n); /* steps[i] = input of step i */
     if (!steps)
         return lt_error(LT_ERR_MEMORY, "lazy: out of memory");
-    lt_status st = lt_lazy_value_of(base, &steps[0]);
+    steps[0] = base_value;
+    lt_status st = LT_OK;
     for (int i = 0; st == LT_OK && i + 1 < n; i++)
         st = record_step(&z->chain[i], steps[i], &steps[i + 1]);
-    lt_value w = v;
+    *w = v;
     lt_meta wm = lt_tensor_meta(t);
+    wm.weak = 0;
     for (int i = n - 1; st == LT_OK && i >= 0; i--) {
-        st = invert_step(&z->chain[i], steps[i], w, &wm, &w);
+        st = invert_step(&z->chain[i], steps[i], *w, &wm, w);
         wm = z->chain[i].in_meta;
     }
     free(steps);
+    return st;
+}
+
+/* Substitutes new value v (of t's meta) into view t, rewriting its base.
+ * Everything is recorded before anything is substituted, so a failure
+ * leaves every tensor as it was. */
+static lt_status update_view(lt_tensor *t, lt_value v)
+{
+    lt_lazy *z = L(t);
+    lt_tensor *base = z->base;
+    lt_value base_value, w;
+    lt_status st = lt_lazy_value_of(base, &base_value);
+    if (st == LT_OK)
+        st = chain_has_expand(z) ? scatter_into_base(t, base_value, v, &w) : invert_chain(t, base_value, v, &w);
     if (st != LT_OK)
         return st;
     lt_lazy *b = L(base);
@@ -401,6 +519,10 @@ static lt_status update_view(lt_tensor *t, lt_value v)
     b->version++;
     lt_storage_unref(base->storage);
     base->storage = NULL;
+    /* t's materialized data (if it was read) is stale from now on, however
+     * its base version is set */
+    lt_storage_unref(t->storage);
+    t->storage = NULL;
     z->base_version = b->version;
     set_pending(t, v);
     return LT_OK;
@@ -461,6 +583,8 @@ static lt_status inplace_value(lt_op op, lt_tensor *dst, lt_tensor *const *in, i
 lt_status lt_lazy_run_inplace(lt_op op, lt_tensor *dst, lt_tensor *const *in, int nin, const lt_attrs *a,
                               const lt_meta *om)
 {
+    if (lt_lazy_enter(lt_op_name(op)) != LT_OK)
+        return lt_last_status();
     double start = lt_now_ms();
     if (L(dst)->inflight && lt_lazy_wait() != LT_OK) /* fill/copy do not read dst */
         return lt_last_status();
@@ -496,6 +620,8 @@ static lt_tensor *wrap_storage(lt_storage *s, const lt_meta *m)
 
 lt_tensor *lt_lazy_from_cpu(lt_tensor *cpu)
 {
+    if (lt_lazy_enter("to") != LT_OK)
+        return NULL;
     double start = lt_now_ms();
     lt_meta m = lt_tensor_meta(cpu);
     m.weak = 0;
@@ -542,6 +668,8 @@ static bool has_current_data(lt_tensor *t)
 
 lt_tensor *lt_lazy_sync_to_cpu_alias(lt_tensor *t, const char *why)
 {
+    if (lt_lazy_enter(why) != LT_OK)
+        return NULL;
     if ((L(t)->inflight || (L(t)->base && L(L(t)->base)->inflight)) && lt_lazy_wait() != LT_OK)
         return NULL;
     if (!has_current_data(t)) {
@@ -561,11 +689,12 @@ lt_tensor *lt_lazy_sync_to_cpu_alias(lt_tensor *t, const char *why)
 /* Installs output storage s (reference taken over) as t's data. */
 void lt_lazy_set_data(lt_tensor *t, lt_storage *s)
 {
-    L(t)->inflight = false;
+    lt_lazy *z = L(t);
+    z->inflight = false;
     lt_storage_unref(t->storage);
     t->storage = s;
     s->device = t->device;
-    lt_lazy *z = L(t);
+    z->leaf_generation = 0; /* a leaf memoized for the old buffer is stale */
     if (z->base)
         z->base_version = L(z->base)->version;
     lt_lazy_clear_pending(t);
@@ -616,6 +745,8 @@ static lt_status run_fallback(lt_op op, lt_tensor *const *in, int nin, const lt_
 
 lt_tensor *lt_lazy_alias(lt_tensor *t)
 {
+    if (lt_lazy_enter("detach") != LT_OK)
+        return NULL;
     lt_value v;
     bool data = has_current_data(t) && !L(t)->base;
     if (!data && lt_lazy_value_of(t, &v) != LT_OK)
