@@ -9,7 +9,7 @@ JOBS ?= $(shell nproc)
 PACKAGES = cmake gcc make pkg-config libopenblas-openmp-dev libcmocka-dev zlib1g-dev dataset-fashion-mnist
 TEST_PACKAGES = python3-torch
 
-.PHONY: all deps deps-test install-packages build build-asan test test-fast test-asan bench demo clean
+.PHONY: all deps deps-test install-packages build build-asan test test-fast test-asan bench bench-peers demo clean
 
 all: build
 
@@ -50,6 +50,17 @@ test-asan: build-asan
 
 bench: build
 	OMP_WAIT_POLICY=PASSIVE $(BUILD)/bench/eager
+
+# Our lazy and eager devices against torch eager, torch.compile, torch_xla and
+# jax.jit (bench/peers/README.md). The peers' virtual environments are made
+# from PyPI on first use (several GB). Options go in PEERS_ARGS, e.g.
+# `make bench-peers PEERS_ARGS=--quick`.
+PEERS_BUILD ?= build-bench
+bench-peers:
+	@$(MAKE) --no-print-directory install-packages LIST="$(PACKAGES) g++ python3-venv"
+	cmake -S . -B $(PEERS_BUILD) -DCMAKE_BUILD_TYPE=Release -DLT_BUILD_TESTS=OFF
+	cmake --build $(PEERS_BUILD) -j $(JOBS) --target bench_peers_step bench_tracing
+	python3 bench/peers/run.py --build $(PEERS_BUILD) $(PEERS_ARGS)
 
 # The main job: train the MLP on Fashion-MNIST through the lazy device.
 demo: build
