@@ -606,15 +606,49 @@ lt_status lt_print(lt_tensor *t);
  * output (donation).
  */
 
-/** Step barrier: runs all pending IR of the lazy device and waits for it.
- *  Counts a MarkStep. Buffers may be donated. */
+/**
+ * Step barrier: runs all pending IR of the lazy device and waits for it.
+ * Counts a MarkStep. Buffers may be donated.
+ *
+ * A barrier is a transaction. If the program fails at run time (a pending
+ * gather, index_select, embedding, scatter or cross_entropy met an index out
+ * of range; integer remainder by zero), every tensor keeps the state it had
+ * before the barrier: pending values stay pending (and can still be read
+ * one by one: a read computes only what it needs), data stays data, no
+ * in-place update is applied twice and no buffer is reused (a step with
+ * such ops donates only after checking their indices). The message
+ * names the public function that recorded the failing op and the call that
+ * forced the barrier, e.g. "cross_entropy: gather: index 5 is out of range
+ * for dim 1 of size 3 (expected 0..2) (while running the lazy step forced
+ * by lt_mark_step)". The failing values stay pending, so the next barrier
+ * fails again until they die or lt_lazy_discard drops them.
+ */
 lt_status lt_mark_step(void);
 /**
  * Barrier: runs all pending IR. With wait == false it may return before
- * execution ends; the next access to a result waits for it. Buffers may be
- * donated (this is a step barrier).
+ * execution ends; the next access to a result (or the next barrier) waits
+ * for it and reports its failure, if any, with every tensor as it was
+ * before the barrier (see lt_mark_step). Buffers may be donated (this is a
+ * step barrier).
  */
 lt_status lt_barrier(bool wait);
+/**
+ * Drops every pending computation of the lazy device, typically after a
+ * failed step: each tensor with a pending value goes back to its last data
+ * (a parameter updated in place gets the values it had before the step),
+ * and a tensor that never had data becomes an error state (using it fails
+ * with LT_ERR_STATE, "discarded by lt_lazy_discard"). An execution in
+ * flight is waited for first; if it failed, its failure is dropped
+ * unreported. Returns how many tensors (views and wrapped scalars aside)
+ * lost a pending value. Host-side state (optimizer settings, learning-rate
+ * schedules, data loaders) is not rolled back.
+ *
+ *     if (lt_mark_step() != LT_OK) {   // one bad batch
+ *         report(lt_last_error());
+ *         lt_lazy_discard();          // parameters: as after the last good step
+ *     }
+ */
+int64_t lt_lazy_discard(void);
 /** Selects the lazy device's backend by name: "cpu" (the compiler: fused
  *  C kernels built with the system C compiler, the default when one works)
  *  or "interp" (runs each node with the eager kernels). LT_BACKEND sets
@@ -644,7 +678,9 @@ lt_status lt_lazy_release_thread(void);
  *  "Barrier", "Fallback" (all ops), "Fallback.<op>", "TensorsCreated",
  *  "TensorsDestroyed", "TransferToDevice", "TransferFromDevice",
  *  "DonatedBuffers", "GraphNodes", "ProgramOutputs" (of the last program),
- *  "AsyncExecutions", "BarrierWaits"; with the cpu backend also "Kernels"
+ *  "AsyncExecutions", "BarrierWaits", "FailedExecutions", "DiscardedValues"
+ *  (tensors dropped by lt_lazy_discard), "IndexChecks" (index operands
+ *  checked before a step that donates); with the cpu backend also "Kernels"
  *  (of the last compiled program), "KernelCalls", "DiskCacheHit",
  *  "DiskCacheMiss", "DiskCacheCorrupt", "DiskCacheEvicted", "CompileErrors".
  *  Unknown names give 0. */

@@ -158,7 +158,11 @@ static lt_status run_node(lt_ag_node *n)
         gin[i] = NULL;
     }
     lt_grad_ctx c = {(lt_op)n->op, &n->attrs, n->in, n->nin, n->out, n->nout, n->gout, needs};
+    /* a formula's ops count as the gradient of the public function that
+     * recorded the forward op (run-time failures are reported under it) */
+    lt_origin caller = lt_origin_enter_backward(n->out[0], (lt_op)n->op);
     lt_status st = fn(&c, gin);
+    lt_origin_restore(caller);
     for (int i = 0; st == LT_OK && i < n->nin; i++)
         if (needs[i] && gin[i])
             st = route(n->in[i], gin[i]);

@@ -26,6 +26,11 @@ typedef struct lt_gnode {
     int16_t attr_param[LT_ATTR_FLOATS];   /* scalar slot of attrs.f[k], -1 if baked */
     int32_t slot;   /* DATA: leaf slot; SCALAR: scalar slot or -1 if baked */
     double scalar;  /* SCALAR: the baked value (0 or 1) */
+    /* OP: the public function that recorded it (NULL: the op itself) and
+     * whether it is part of that function's gradient; for messages only,
+     * not part of the graph key */
+    const char *origin;
+    bool origin_backward;
 } lt_gnode;
 
 typedef struct lt_gvalue {
@@ -49,13 +54,17 @@ typedef struct lt_exec_args {
     const bool *donatable;   /* per leaf: may be overwritten by an output */
     lt_storage **outputs;    /* nroots results (references for the caller) */
     int64_t donated;         /* set by the backend: buffers reused */
+    uint32_t failed_node;    /* set by the backend when a node's kernel fails:
+                              * its index (UINT32_MAX: none, or unknown) */
 } lt_exec_args;
 
 typedef struct lt_backend {
     const char *name;
     /* Compiles g (which the backend may not keep) into an executable. */
     void *(*compile)(const lt_graph *g);
-    /* Runs an executable. */
+    /* Runs an executable. On failure the outputs are freed and no leaf
+     * buffer was written unless args->donatable allowed it (the lazy layer
+     * allows it only for programs that cannot fail on their data). */
     lt_status (*execute)(void *exe, lt_exec_args *args);
     /* Frees an executable. */
     void (*release)(void *exe);

@@ -189,6 +189,8 @@ static int rt_call(void *ctx, int id)
     }
     if (st == LT_OK)
         st = lt_eager_run((lt_op)n->op, in, c->nin, &a, n->out, out, lt_device_cpu());
+    if (st != LT_OK)
+        x->args->failed_node = (uint32_t)c->node; /* named in the barrier's message */
     for (int k = 0; k < made; k++)
         if (in[k])
             lt_tensor_unref(in[k]);

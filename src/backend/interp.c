@@ -271,6 +271,8 @@ static lt_status interp_execute(void *exe, lt_exec_args *args)
         st = run_node(e, i, vals, args);
         if (st == LT_OK)
             release_dead_inputs(e, i, vals);
+        else
+            args->failed_node = i; /* named in the barrier's message */
     }
     for (uint32_t r = 0; r < g->nroots; r++) {
         args->outputs[r] = NULL;

@@ -108,7 +108,9 @@ static cache_entry *cache_find(const uint64_t key[2])
     return NULL;
 }
 
-static cache_entry *cache_compile(const lt_gbuild *b)
+/* Compiles b's graph into the cache; `count`: a barrier's own program
+ * (counted as UncachedCompile), not an index check's. */
+static cache_entry *cache_compile(const lt_gbuild *b, bool count)
 {
     double start = lt_now_ms();
     cache_entry *e = calloc(1, sizeof *e);
@@ -128,7 +130,8 @@ static cache_entry *cache_compile(const lt_gbuild *b)
     lru_push_front(e);
     cache_count++;
     evict_to(capacity());
-    lt_metric_add("UncachedCompile", 1);
+    if (count)
+        lt_metric_add("UncachedCompile", 1);
     lt_metric_time("CompileTime", lt_now_ms() - start);
     return e;
 }
@@ -232,6 +235,17 @@ static void drop_remaining_pending(void)
 
 /* ---- execution, synchronous or in flight ------------------------------- */
 
+/*
+ * A barrier is a transaction: either every root gets its new value, or
+ * every tensor keeps the state it had before the barrier. A program fails
+ * only in a kernel that checks its input values (DATAFAIL ops: an index out
+ * of range) or when memory runs out. So a program holding a DATAFAIL op
+ * donates only after its indices were checked (run_barrier): whatever
+ * fails, no input buffer has been written, the backend frees the outputs,
+ * and each root still has its pending value (an execution in flight gets
+ * them back from its copy of the graph).
+ */
+
 /* One execution: its own copies of everything it reads, so that tracing
  * can go on (and the arena be reset) while it runs. */
 typedef struct exec_job {
@@ -239,12 +253,18 @@ typedef struct exec_job {
     cache_entry *entry;
     lt_exec_args args;
     lt_storage **leaves;  /* retained */
+    uint64_t *leaf_ids;   /* per leaf slot: its tensor's id */
     uint32_t nleaves;
     double *scalars;
     bool *donatable;
     lt_storage **outs;
-    lt_tensor **roots;    /* retained until their data is installed */
+    lt_tensor **roots;    /* in flight: held until their data is installed */
+    lt_storage **last_data; /* in flight: per root, its data before the barrier (retained) or NULL */
     uint32_t nroots;
+    lt_graph *graph;      /* the graph run: a copy when in flight */
+    bool owns_graph;
+    bool step;
+    const char *why;      /* the call that forced the barrier (static text) */
     lt_status status;
     char error[1024];
 } exec_job;
@@ -255,43 +275,56 @@ static void job_free(exec_job *j)
 {
     for (uint32_t i = 0; i < j->nleaves; i++)
         lt_storage_unref(j->leaves[i]);
+    for (uint32_t r = 0; j->last_data && r < j->nroots; r++)
+        lt_storage_unref(j->last_data[r]);
+    if (j->owns_graph)
+        lt_graph_free(j->graph);
     free(j->leaves);
+    free(j->leaf_ids);
     free(j->scalars);
     free(j->donatable);
     free(j->outs);
     free(j->roots);
+    free(j->last_data);
     free(j);
 }
 
-static exec_job *job_new(const lt_gbuild *b, cache_entry *e, bool step, lt_tensor **roots)
+static exec_job *job_new(const lt_gbuild *b, cache_entry *e, bool step, bool donate, const char *why,
+                         lt_tensor **roots)
 {
     exec_job *j = calloc(1, sizeof *j);
     if (!j)
         return NULL;
     uint32_t nl = b->g.nleaves, ns = b->g.nscalars, nr = b->g.nroots;
     j->leaves = calloc(nl + 1, sizeof *j->leaves);
+    j->leaf_ids = calloc(nl + 1, sizeof *j->leaf_ids);
     j->scalars = calloc(ns + 1, sizeof *j->scalars);
     j->donatable = calloc(nl + 1, sizeof *j->donatable);
     j->outs = calloc(nr + 1, sizeof *j->outs);
     j->roots = calloc(nr + 1, sizeof *j->roots);
-    if (!j->leaves || !j->scalars || !j->donatable || !j->outs || !j->roots) {
+    if (!j->leaves || !j->leaf_ids || !j->scalars || !j->donatable || !j->outs || !j->roots) {
         job_free(j);
         return NULL;
     }
-    /* Donation (step barriers only): a buffer held by nothing but the graph
+    /* Donation (see run_barrier): a buffer held by nothing but the graph
      * cannot be observed by any live tensor any more. */
     for (uint32_t i = 0; i < nl; i++) {
-        j->donatable[i] = step && atomic_load(&b->leaves[i]->refcount) == 1;
+        j->donatable[i] = donate && atomic_load(&b->leaves[i]->refcount) == 1;
         j->leaves[i] = b->leaves[i];
         atomic_fetch_add(&b->leaves[i]->refcount, 1);
     }
     j->nleaves = nl;
+    if (nl)
+        memcpy(j->leaf_ids, b->leaf_ids, sizeof *j->leaf_ids * nl);
     if (ns)
         memcpy(j->scalars, b->scalars, sizeof *j->scalars * ns);
     memcpy(j->roots, roots, sizeof *j->roots * nr);
     j->nroots = nr;
     j->entry = e;
-    lt_exec_args args = {j->leaves, j->scalars, j->donatable, j->outs, 0};
+    j->graph = (lt_graph *)&b->g; /* borrowed: execute() copies it for a job in flight */
+    j->step = step;
+    j->why = why;
+    lt_exec_args args = {j->leaves, j->scalars, j->donatable, j->outs, 0, UINT32_MAX};
     j->args = args;
     return j;
 }
@@ -311,27 +344,118 @@ static void *job_thread(void *arg)
     return NULL;
 }
 
-/* Hands each root its buffer (or reports the job's error) and frees it. */
-static lt_status job_finish(exec_job *j, bool retained_roots)
+/* Sets the error of a failed execution: the public function that recorded
+ * the failing node (when the backend names it), the kernel's message, and
+ * the call that forced the barrier. */
+static void report_failure(const exec_job *j)
+{
+    char origin[96] = "";
+    if (j->args.failed_node < j->graph->nnodes) {
+        const lt_gnode *n = &j->graph->nodes[j->args.failed_node];
+        if (n->origin)
+            snprintf(origin, sizeof origin, "%s%s: ", n->origin, n->origin_backward ? " (backward)" : "");
+    }
+    lt_error(j->status, "%s%s (while running the lazy %s forced by %s%s)", origin, j->error,
+             j->step ? "step" : "graph", strncmp(j->why, "lt_", 3) == 0 ? "" : "lt_", j->why);
+}
+
+/* Records node i of the job's graph in the arena again (at[] maps graph
+ * nodes to arena nodes). */
+static lt_status rerecord_node(const exec_job *j, uint32_t i, uint32_t *at)
+{
+    const lt_graph *g = j->graph;
+    const lt_gnode *n = &g->nodes[i];
+    uint32_t node;
+    if (n->kind == LT_NODE_DATA) {
+        node = lt_ir_add_data(j->leaves[n->slot], &n->out[0], j->leaf_ids[n->slot]);
+    } else if (n->kind == LT_NODE_SCALAR) {
+        node = lt_ir_add_scalar(n->slot >= 0 ? j->scalars[n->slot] : n->scalar);
+    } else {
+        lt_value small[8], *in = n->nin <= 8 ? small : malloc(sizeof *in * n->nin);
+        if (!in)
+            return lt_error(LT_ERR_MEMORY, "lazy: out of memory restoring a failed step");
+        for (uint32_t k = 0; k < n->nin; k++) {
+            lt_gvalue v = g->inputs[n->first_input + k];
+            in[k] = (lt_value){at[v.node], v.out};
+        }
+        lt_origin saved = lt_origin_set((lt_origin){n->origin, n->origin_backward});
+        node = lt_ir_add_op((lt_op)n->op, in, n->nin, &n->attrs, n->out); /* attrs hold the values */
+        lt_origin_restore(saved);
+        if (in != small)
+            free(in);
+    }
+    if (node == UINT32_MAX)
+        return lt_last_status();
+    at[i] = node;
+    return LT_OK;
+}
+
+/* Root r's data before the barrier becomes its memoized leaf again, so
+ * that lt_lazy_discard can go back to it. */
+static lt_status restore_last_data(const exec_job *j, uint32_t r)
+{
+    lt_tensor *t = j->roots[r];
+    if (!j->last_data[r] || t->storage)
+        return LT_OK;
+    lt_meta m = lt_tensor_meta(t);
+    m.weak = 0;
+    uint32_t node = lt_ir_add_data(j->last_data[r], &m, t->id);
+    if (node == UINT32_MAX)
+        return lt_last_status();
+    lt_lazy *z = t->lazy;
+    z->leaf_node = node;
+    z->leaf_generation = lt_ir_generation();
+    return LT_OK;
+}
+
+/* An execution in flight failed: its roots lost their pending values when
+ * it started. The graph is recorded again and each root gets its value
+ * back, so every tensor is as it was before the barrier. */
+static lt_status restore_roots(const exec_job *j)
+{
+    const lt_graph *g = j->graph;
+    uint32_t *at = malloc(sizeof *at * (g->nnodes ? g->nnodes : 1));
+    if (!at)
+        return lt_error(LT_ERR_MEMORY, "lazy: out of memory restoring a failed step");
+    lt_status st = LT_OK;
+    for (uint32_t i = 0; st == LT_OK && i < g->nnodes; i++)
+        st = rerecord_node(j, i, at);
+    for (uint32_t r = 0; st == LT_OK && r < j->nroots; r++) {
+        lt_value v = {at[g->roots[r].node], g->roots[r].out};
+        lt_lazy_set_pending(j->roots[r], v);
+        st = restore_last_data(j, r);
+    }
+    free(at);
+    return st;
+}
+
+/* Hands each root its buffer, or leaves every root as it was before the
+ * barrier; reports the job's error if `report`; frees the job. */
+static lt_status job_finish(exec_job *j, bool in_flight, bool report)
 {
     /* The donated buffers' leaves are held by the job: only count them. */
     lt_metric_add("DonatedBuffers", j->args.donated);
     lt_status st = j->status;
+    if (st != LT_OK) {
+        lt_metric_add("FailedExecutions", 1);
+        for (uint32_t r = 0; in_flight && r < j->nroots; r++)
+            ((lt_lazy *)j->roots[r]->lazy)->inflight = false;
+        lt_status restored = in_flight ? restore_roots(j) : LT_OK;
+        if (report && restored == LT_OK)
+            report_failure(j);
+    }
     for (uint32_t r = 0; r < j->nroots; r++) {
         if (st == LT_OK)
             lt_lazy_set_data(j->roots[r], j->outs[r]);
-        else if (retained_roots)
-            ((lt_lazy *)j->roots[r]->lazy)->inflight = false;
-        if (retained_roots)
-            lt_tensor_unref(j->roots[r]);
+        if (in_flight)
+            lt_tensor_drop(j->roots[r]);
     }
-    if (st != LT_OK)
-        lt_error(st, "%s", j->error);
     job_free(j);
     return st;
 }
 
-lt_status lt_lazy_wait(void)
+/* Waits for the execution in flight, if any, and installs its results. */
+static lt_status finish_inflight(bool report)
 {
     exec_job *j = inflight;
     if (!j)
@@ -341,32 +465,60 @@ lt_status lt_lazy_wait(void)
     pthread_join(j->thread, NULL);
     lt_metric_time("WaitTime", lt_now_ms() - start);
     lt_metric_add("BarrierWaits", 1);
-    return job_finish(j, true);
+    return job_finish(j, true, report);
 }
+
+lt_status lt_lazy_wait(void) { return finish_inflight(true); }
 
 static void wait_at_exit(void) { lt_lazy_wait(); }
 
-static lt_status execute(const lt_gbuild *b, cache_entry *e, bool step, bool wait, lt_tensor **roots)
+/* Prepares a job to run in flight: its own copy of the graph, and each
+ * root's data from before the barrier (to restore on failure); the roots
+ * are held and marked until their data arrives. */
+static bool job_detach(exec_job *j)
 {
-    exec_job *j = job_new(b, e, step, roots);
+    j->graph = lt_graph_copy(j->graph);
+    j->owns_graph = j->graph != NULL;
+    j->last_data = calloc(j->nroots + 1, sizeof *j->last_data);
+    if (!j->graph || !j->last_data)
+        return false;
+    uint64_t gen = lt_ir_generation();
+    for (uint32_t r = 0; r < j->nroots; r++) {
+        lt_tensor *t = j->roots[r];
+        lt_lazy *z = t->lazy;
+        const lt_node *leaf = z->leaf_generation == gen ? lt_ir_node(z->leaf_node) : NULL;
+        if (!t->storage && !z->base && leaf && leaf->kind == LT_NODE_DATA && leaf->tensor_id == t->id) {
+            j->last_data[r] = leaf->storage;
+            atomic_fetch_add(&leaf->storage->refcount, 1);
+        }
+        lt_tensor_hold(t); /* a root its user released (a view's base) stays dead for the user */
+        lt_lazy_clear_pending(t);
+        z->inflight = true;
+    }
+    return true;
+}
+
+static lt_status execute(const lt_gbuild *b, cache_entry *e, bool step, bool donate, bool wait, const char *why,
+                         lt_tensor **roots)
+{
+    exec_job *j = job_new(b, e, step, donate, why, roots);
     if (!j)
         return lt_error(LT_ERR_MEMORY, "lazy: out of memory preparing an execution");
     if (wait) {
         job_run(j);
-        return job_finish(j, false);
+        return job_finish(j, false, true);
     }
-    /* In flight: the roots are held (and marked) until their data arrives. */
-    for (uint32_t r = 0; r < j->nroots; r++) {
-        atomic_fetch_add(&roots[r]->refcount, 1);
-        lt_lazy_clear_pending(roots[r]);
-        ((lt_lazy *)roots[r]->lazy)->inflight = true;
+    if (!job_detach(j)) {
+        j->nroots = 0; /* nothing held yet */
+        job_free(j);
+        return lt_error(LT_ERR_MEMORY, "lazy: out of memory preparing an execution");
     }
     static bool exit_hook;
     if (!exit_hook) /* a process that exits with a job in flight still joins it */
         exit_hook = atexit(wait_at_exit) == 0;
     if (pthread_create(&j->thread, NULL, job_thread, j) != 0) {
         job_run(j); /* no thread available: run here */
-        return job_finish(j, true);
+        return job_finish(j, true, true);
     }
     lt_metric_add("AsyncExecutions", 1);
     inflight = j;
@@ -378,7 +530,113 @@ lt_status lt_lazy_barrier_with(bool step, const char *why, lt_tensor *const *ext
     return lt_lazy_barrier_async(step, true, why, extra, nextra);
 }
 
-/* One barrier over the collected roots. */
+/* ---- index checks before donation ---------------------------------------- */
+
+/*
+ * A step program may donate buffers only if it cannot fail on its data. One
+ * holding DATAFAIL ops (cross_entropy's gather and its gradient, say) is
+ * made safe by checking the index operands first: those that are data are
+ * read as they are, the others are computed by a program of their own
+ * (views and casts of the labels, as a rule; anything heavier is not worth
+ * it and the step runs without donation), and every element must lie in
+ * [0, limit), exactly the check of the eager kernels.
+ */
+
+static bool any_donatable_leaf(const lt_gbuild *b)
+{
+    for (uint32_t i = 0; i < b->g.nleaves; i++)
+        if (atomic_load(&b->leaves[i]->refcount) == 1)
+            return true;
+    return false;
+}
+
+/* Every element of index buffer s (meta m) in [0, limit)? */
+static bool index_buffer_in_range(const lt_storage *s, const lt_meta *m, int64_t limit)
+{
+    int64_t n = lt_shape_numel(m->shape, m->ndim);
+    size_t nbytes = (size_t)n * lt_dtype_size((lt_dtype)m->dtype);
+    if ((m->dtype != LT_I64 && m->dtype != LT_I32) || nbytes > s->nbytes)
+        return false;
+    void *host = malloc(nbytes + 1);
+    bool ok = host && backend()->copy_to_host(s, host, nbytes) == LT_OK;
+    for (int64_t i = 0; ok && i < n; i++) {
+        int64_t v = m->dtype == LT_I64 ? ((const int64_t *)host)[i] : ((const int32_t *)host)[i];
+        ok = (uint64_t)v < (uint64_t)limit; /* negatives wrap to huge values */
+    }
+    free(host);
+    return ok;
+}
+
+/* Views, casts and elementwise ops only: cheap to compute twice. */
+static bool cheap_graph(const lt_graph *g)
+{
+    for (uint32_t i = 0; i < g->nnodes; i++) {
+        const lt_gnode *n = &g->nodes[i];
+        int cls = n->kind == LT_NODE_OP ? lt_op_infos[n->op].cls : -1;
+        if (n->kind == LT_NODE_OP && cls != LT_OPC_VIEW && cls != LT_OPC_UNARY && cls != LT_OPC_BINARY &&
+            cls != LT_OPC_TERNARY && cls != LT_OPC_FACTORY)
+            return false;
+    }
+    return true;
+}
+
+/* Computes the index values (no donation) and checks them. */
+static bool computed_indices_in_range(const lt_value *values, const int64_t *limits, uint32_t n)
+{
+    lt_gbuild cb;
+    if (lt_gbuild_run(&cb, values, n) != LT_OK)
+        return false;
+    cache_entry *e = NULL;
+    if (cheap_graph(&cb.g) && !(e = cache_find(cb.key)))
+        e = cache_compile(&cb, false);
+    lt_storage **outs = calloc(n + 1, sizeof *outs);
+    bool ok = e && outs;
+    if (ok) {
+        lt_exec_args args = {cb.leaves, cb.scalars, NULL, outs, 0, UINT32_MAX};
+        ok = e->backend->execute(e->exe, &args) == LT_OK;
+    }
+    for (uint32_t r = 0; ok && r < n; r++) {
+        lt_gvalue root = cb.g.roots[r];
+        ok = index_buffer_in_range(outs[r], &cb.g.nodes[root.node].out[root.out], limits[r]);
+    }
+    for (uint32_t r = 0; outs && r < n; r++)
+        lt_storage_unref(outs[r]);
+    free(outs);
+    lt_gbuild_free(&cb);
+    return ok;
+}
+
+static bool indices_checked(const lt_gbuild *b)
+{
+    if (b->unchecked_fail)
+        return false;
+    lt_metric_add("IndexChecks", 1);
+    lt_value *values = malloc(sizeof *values * (b->nchecks + 1));
+    int64_t *limits = malloc(sizeof *limits * (b->nchecks + 1));
+    uint32_t n = 0;
+    bool ok = values && limits;
+    for (uint32_t k = 0; ok && k < b->nchecks; k++) {
+        const lt_gcheck *c = &b->checks[k];
+        const lt_node *node = lt_ir_node(c->index.node);
+        if (node->kind == LT_NODE_DATA) {
+            ok = index_buffer_in_range(node->storage, &node->out[0], c->limit);
+        } else {
+            values[n] = c->index;
+            limits[n++] = c->limit;
+        }
+    }
+    if (ok && n > 0)
+        ok = computed_indices_in_range(values, limits, n);
+    free(values);
+    free(limits);
+    if (!ok)
+        lt_clear_error(); /* the step runs without donation and reports any failure itself */
+    return ok;
+}
+
+/* One barrier over the collected roots. Donation: at step barriers, for a
+ * program that cannot fail on its data (no DATAFAIL op, or its index
+ * operands checked first). */
 static lt_status run_barrier(bool step, bool wait, const char *why, lt_tensor *const *extra, int nextra,
                              bool only_extra, uint32_t *nroots_out)
 {
@@ -394,16 +652,17 @@ static lt_status run_barrier(bool step, bool wait, const char *why, lt_tensor *c
         lt_gbuild b;
         st = lt_gbuild_run(&b, values, nroots);
         if (st == LT_OK) {
-            cache_entry *e = cache_find(b.key);
+            bool donate = step && (!b.may_fail || (any_donatable_leaf(&b) && indices_checked(&b)));
+            cache_entry *e = cache_find(b.key); /* after the checks, which may evict programs */
             debug_line(why, &b, e != NULL);
             dump_graph(why, &b);
             if (e)
                 lt_metric_add("CachedCompile", 1);
             else
-                e = cache_compile(&b);
+                e = cache_compile(&b, true);
             lt_metric_set("GraphNodes", b.g.nnodes);
             lt_metric_set("ProgramOutputs", b.g.nroots);
-            st = e ? execute(&b, e, step, wait, roots) : lt_last_status();
+            st = e ? execute(&b, e, step, donate, wait, why, roots) : lt_last_status();
             lt_gbuild_free(&b);
         }
     }
@@ -447,6 +706,43 @@ lt_status lt_mark_step(void)
 lt_status lt_barrier(bool wait)
 {
     return lt_lazy_barrier_async(true, wait, "lt_barrier", NULL, 0);
+}
+
+/* A non-view tensor whose pending value is dropped goes back to its last
+ * data (its memoized leaf, which an in-place update always records), or
+ * says it was discarded. Its version moves on, so that views of it are
+ * derived again. */
+static void back_to_last_data(lt_tensor *t)
+{
+    lt_lazy *z = t->lazy;
+    const lt_node *leaf = z->leaf_generation == lt_ir_generation() ? lt_ir_node(z->leaf_node) : NULL;
+    if (!t->storage && leaf && leaf->kind == LT_NODE_DATA && leaf->tensor_id == t->id) {
+        t->storage = leaf->storage;
+        atomic_fetch_add(&t->storage->refcount, 1);
+    } else if (!t->storage) {
+        z->discarded = true;
+    }
+    z->version++;
+}
+
+int64_t lt_lazy_discard(void)
+{
+    lt_lazy_init();
+    finish_inflight(false); /* dropped like any pending value, its failure unreported */
+    int64_t dropped = 0;
+    for (lt_tensor *t = lt_lazy_registry_first(); t; t = lt_lazy_registry_next(t)) {
+        lt_lazy *z = t->lazy;
+        if (!z->pending)
+            continue;
+        if (!z->base && !z->is_scalar) { /* views and scalars are derived again on use */
+            back_to_last_data(t);
+            dropped++;
+        }
+        lt_lazy_clear_pending(t);
+    }
+    lt_lazy_reset_if_idle();
+    lt_metric_add("DiscardedValues", dropped);
+    return dropped;
 }
 
 lt_status lt_lazy_set_backend(const char *name)

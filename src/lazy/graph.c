@@ -38,7 +38,16 @@ void lt_gbuild_free(lt_gbuild *b)
     free(b->leaf_ids);
     free(b->scalars);
     free(b->canon);
+    free(b->checks);
     memset(b, 0, sizeof *b);
+}
+
+bool lt_gnode_may_fail(const lt_gnode *n)
+{
+    if (n->kind != LT_NODE_OP || !(lt_op_infos[n->op].flags & LT_OPF_DATAFAIL))
+        return false;
+    /* elementwise ones (remainder, pow) fail only on integers */
+    return lt_op_infos[n->op].cls != LT_OPC_BINARY || !lt_dtype_is_floating((lt_dtype)n->out[0].dtype);
 }
 
 static lt_status oom(void) { return lt_error(LT_ERR_MEMORY, "lazy: out of memory building the graph"); }
@@ -49,6 +58,48 @@ static int32_t add_scalar_param(lt_gbuild *b, double v)
         return -2;
     b->scalars[b->g.nscalars] = v;
     return (int32_t)b->g.nscalars++;
+}
+
+/*
+ * Notes the index check that DATAFAIL node n makes when it runs (the same
+ * range check as its eager kernel), so that a step can check the indices
+ * before a program that donates buffers. Failures it cannot express as an
+ * index range (integer remainder by zero, negative integer powers) mark
+ * the graph unchecked.
+ */
+static lt_status add_check(lt_gbuild *b, const lt_node *n)
+{
+    const lt_value *in = lt_ir_inputs(n);
+    const lt_meta *first = n->nin > 0 ? &lt_ir_node(in[0].node)->out[in[0].out] : NULL;
+    lt_gcheck c;
+    switch ((lt_op)n->op) {
+    case LT_OP_GATHER: case LT_OP_INDEX_SELECT: case LT_OP_SCATTER: case LT_OP_SCATTER_ADD: {
+        int64_t dim = n->attrs.i[0] < 0 ? n->attrs.i[0] + first->ndim : n->attrs.i[0];
+        if (dim < 0 || dim >= first->ndim) {
+            b->unchecked_fail = true;
+            return LT_OK;
+        }
+        c = (lt_gcheck){in[1], first->shape[dim]};
+        break;
+    }
+    case LT_OP_EMBEDDING:
+        c = (lt_gcheck){in[1], first->ndim > 0 ? first->shape[0] : 0};
+        break;
+    case LT_OP_ONE_HOT:
+        c = (lt_gcheck){in[0], n->attrs.i[0]};
+        break;
+    default:
+        b->unchecked_fail = true;
+        return LT_OK;
+    }
+    for (uint32_t k = 0; k < b->nchecks; k++) /* a forward op and its gradient share one */
+        if (b->checks[k].index.node == c.index.node && b->checks[k].index.out == c.index.out &&
+            b->checks[k].limit == c.limit)
+            return LT_OK;
+    if (!grow((void **)&b->checks, &b->check_cap, b->nchecks + 1, sizeof *b->checks))
+        return oom();
+    b->checks[b->nchecks++] = c;
+    return LT_OK;
 }
 
 /* Appends arena node `index` (whose inputs are already placed). */
@@ -68,6 +119,13 @@ static lt_status emit(lt_gbuild *b, uint32_t index)
     memcpy(g->out, n->out, sizeof g->out);
     g->attrs = n->attrs;
     g->slot = -1;
+    g->origin = n->origin.name;
+    g->origin_backward = n->origin.backward;
+    if (lt_gnode_may_fail(g)) {
+        b->may_fail = true;
+        if (add_check(b, n) != LT_OK)
+            return lt_last_status();
+    }
     for (int k = 0; k < LT_ATTR_FLOATS; k++)
         g->attr_param[k] = -1;
     lt_ir_hash_u64(b->key, n->local_hash[0]);
@@ -136,23 +194,28 @@ static lt_status visit(lt_gbuild *b, uint32_t root, uint32_t *stack, uint32_t *n
  * (ids grow with creation order, which a training loop repeats every step).
  * The key includes each leaf's slot, so graphs that bind the same tensors
  * to different positions, like (a*b)+c and (a*c)+b, get different programs.
+ * Two leaves of one tensor (its buffer before and after it got new data,
+ * both still in the arena) rank by visit order.
  */
 static lt_status rank_leaves(lt_gbuild *b)
 {
     uint32_t n = b->g.nleaves;
     uint32_t *rank = malloc(sizeof *rank * (n ? n : 1));
     lt_storage **sorted = malloc(sizeof *sorted * (n ? n : 1));
-    if (!rank || !sorted) {
+    uint64_t *sorted_ids = malloc(sizeof *sorted_ids * (n ? n : 1));
+    if (!rank || !sorted || !sorted_ids) {
         free(rank);
         free(sorted);
+        free(sorted_ids);
         return oom();
     }
     for (uint32_t i = 0; i < n; i++) { /* leaves are few: a quadratic rank is fine */
         rank[i] = 0;
         for (uint32_t j = 0; j < n; j++)
-            if (b->leaf_ids[j] < b->leaf_ids[i])
+            if (b->leaf_ids[j] < b->leaf_ids[i] || (b->leaf_ids[j] == b->leaf_ids[i] && j < i))
                 rank[i]++;
         sorted[rank[i]] = b->leaves[i];
+        sorted_ids[rank[i]] = b->leaf_ids[i];
     }
     for (uint32_t k = 0; k < b->g.nnodes; k++) {
         lt_gnode *g = &b->g.nodes[k];
@@ -161,10 +224,13 @@ static lt_status rank_leaves(lt_gbuild *b)
             lt_ir_hash_u64(b->key, 0x6c656166ull ^ ((uint64_t)k << 20) ^ (uint64_t)g->slot);
         }
     }
-    if (n)
+    if (n) {
         memcpy(b->leaves, sorted, sizeof *sorted * n);
+        memcpy(b->leaf_ids, sorted_ids, sizeof *sorted_ids * n);
+    }
     free(rank);
     free(sorted);
+    free(sorted_ids);
     return LT_OK;
 }
 

@@ -15,6 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The origin given to ops recorded on this thread (see lazy.h). */
+static _Thread_local lt_origin current_origin;
+
 static lt_node *nodes;
 static uint32_t node_count, node_cap;
 static lt_value *inputs;
@@ -122,6 +125,7 @@ static lt_node *new_node(uint8_t kind, uint32_t nin)
     n->storage = NULL;
     n->scalar = 0;
     n->tensor_id = 0;
+    n->origin = kind == LT_NODE_OP ? current_origin : (lt_origin){NULL, false};
     return n;
 }
 
@@ -186,6 +190,41 @@ uint32_t lt_ir_add_scalar(double v)
     n->hash[0] = n->local_hash[0];
     n->hash[1] = n->local_hash[1];
     return node_count++;
+}
+
+/* ---- origins ------------------------------------------------------------- */
+
+lt_origin lt_origin_set(lt_origin o)
+{
+    lt_origin saved = current_origin;
+    current_origin = o;
+    return saved;
+}
+
+lt_origin lt_origin_enter(const char *name)
+{
+    lt_origin saved = current_origin;
+    if (!current_origin.name) /* the outermost public function is the user's call */
+        current_origin = (lt_origin){name, false};
+    return saved;
+}
+
+/* The origin of the node behind a lazy tensor's pending value, if any. */
+static lt_origin origin_of(const lt_tensor *t)
+{
+    const lt_lazy *z = t && t->device.kind == LT_DEVICE_LAZY ? t->lazy : NULL;
+    if (z && z->pending && z->generation == generation && z->value.node < node_count)
+        return nodes[z->value.node].origin;
+    return (lt_origin){NULL, false};
+}
+
+lt_origin lt_origin_enter_backward(const lt_tensor *forward_out, lt_op op)
+{
+    lt_origin o = origin_of(forward_out);
+    if (!o.name)
+        o.name = lt_op_name(op);
+    o.backward = true;
+    return lt_origin_set(o);
 }
 
 void lt_ir_reset(void)

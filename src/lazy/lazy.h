@@ -30,6 +30,15 @@ typedef struct lt_value {
     uint32_t out;
 } lt_value;
 
+/* The public function that recorded a node: the one the user called (the
+ * outermost library function), and whether the node belongs to the
+ * gradient of that function. name == NULL: the op itself is the public
+ * function. Failures at run time are reported under this name. */
+typedef struct lt_origin {
+    const char *name; /* static storage */
+    bool backward;
+} lt_origin;
+
 typedef struct lt_node {
     uint8_t kind;
     uint8_t nout;
@@ -43,6 +52,7 @@ typedef struct lt_node {
     double scalar;             /* LT_NODE_SCALAR */
     lt_storage *storage;       /* LT_NODE_DATA: retained buffer */
     uint64_t tensor_id;        /* LT_NODE_DATA: the tensor it came from */
+    lt_origin origin;          /* LT_NODE_OP: who recorded it (not hashed) */
 } lt_node;
 
 /* Is this scalar value baked into the graph (0 and 1), or a parameter? */
@@ -63,6 +73,18 @@ void lt_ir_hash_init(uint64_t h[2]);
 void lt_ir_hash_u64(uint64_t h[2], uint64_t v);
 /* Drops every node (releasing data buffers) and starts a new generation. */
 void lt_ir_reset(void);
+
+/* Origins (per thread). A composite public function (cross_entropy) calls
+ * lt_origin_enter with its name and lt_origin_restore with the result when
+ * it returns: the ops it records carry its name unless an outer public
+ * function already named them. The backward engine runs each gradient
+ * formula under lt_origin_enter_backward(forward output, op): its ops carry
+ * the origin of the forward op, marked backward. */
+lt_origin lt_origin_enter(const char *name);
+lt_origin lt_origin_enter_backward(const lt_tensor *forward_out, lt_op op);
+/* Makes o the current origin; returns the one it replaces. */
+lt_origin lt_origin_set(lt_origin o);
+static inline void lt_origin_restore(lt_origin saved) { (void)lt_origin_set(saved); }
 
 /* ---- lazy tensor state --------------------------------------------------- */
 
@@ -88,6 +110,7 @@ typedef struct lt_lazy {
     double scalar;
     uint32_t leaf_node;       /* memoized data leaf in `generation` */
     uint64_t leaf_generation;
+    bool discarded;           /* its pending value was dropped by lt_lazy_discard */
 } lt_lazy;
 
 /* Device-level entry points used by the dispatcher. */
@@ -137,6 +160,8 @@ lt_status lt_lazy_wait(void);
 void lt_lazy_set_data(lt_tensor *t, lt_storage *s);
 /* Drops t's pending value. */
 void lt_lazy_clear_pending(lt_tensor *t);
+/* Makes v (of the current arena generation) t's pending value. */
+void lt_lazy_set_pending(lt_tensor *t, lt_value v);
 /* Resets the IR arena if no tensor has a pending value. */
 void lt_lazy_reset_if_idle(void);
 

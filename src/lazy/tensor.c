@@ -39,6 +39,8 @@ static void set_pending(lt_tensor *t, lt_value v)
     z->generation = lt_ir_generation();
 }
 
+void lt_lazy_set_pending(lt_tensor *t, lt_value v) { set_pending(t, v); }
+
 void lt_lazy_clear_pending(lt_tensor *t)
 {
     lt_lazy *z = L(t);
@@ -221,6 +223,9 @@ lt_status lt_lazy_value_of(lt_tensor *t, lt_value *v)
         set_pending(t, *v);
         return LT_OK;
     }
+    if (z->discarded)
+        return lt_error(LT_ERR_STATE, "lazy: tensor %llu was discarded by lt_lazy_discard before its value was "
+                        "computed (it has no data)", (unsigned long long)t->id);
     return lt_error(LT_ERR_STATE, "lazy: tensor %llu has neither data nor a pending value",
                     (unsigned long long)t->id);
 }
@@ -594,9 +599,14 @@ lt_status lt_lazy_run_inplace(lt_op op, lt_tensor *dst, lt_tensor *const *in, in
         if (L(dst)->base) {
             st = update_view(dst, v);
         } else {
+            /* a data leaf keeps the buffer even when the op does not read
+             * it (fill_, copy_): lt_lazy_discard goes back to it */
+            lt_value last;
+            if (dst->storage && !L(dst)->pending && (st = leaf_of(dst, &last)) != LT_OK)
+                return st;
             set_pending(dst, v);
             L(dst)->version++;
-            lt_storage_unref(dst->storage); /* the graph's leaf keeps it if needed */
+            lt_storage_unref(dst->storage); /* the graph's leaf keeps it */
             dst->storage = NULL;
         }
     }

@@ -11,8 +11,11 @@
  *
  * Target values are checked against [0, C) when the targets live on the cpu.
  * On the lazy device that check would force a barrier, so it is left to the
- * gather kernel, which reports the out-of-range index when the graph runs.
+ * gather kernel, which reports the out-of-range index when the graph runs;
+ * the ops are recorded under the function's name, so the barrier's message
+ * names it.
  */
+#include "lazy/lazy.h"
 #include "nn/nn_internal.h"
 
 #include <math.h>
@@ -99,12 +102,14 @@ lt_tensor *lt_cross_entropy(lt_tensor *logits, lt_tensor *targets, double label_
         return NULL;
     }
     lt_scope_begin();
+    lt_origin caller = lt_origin_enter(op); /* a lazy run-time failure names cross_entropy */
     lt_tensor *logp = lt_log_softmax(logits, 1);
     lt_tensor *loss = mean_nll(logp, targets);
     if (label_smoothing > 0.0) {
         lt_tensor *smooth = lt_neg(lt_mean(logp, NULL, 0, false));
         loss = lt_add(lt_mul_scalar(loss, 1.0 - label_smoothing), lt_mul_scalar(smooth, label_smoothing));
     }
+    lt_origin_restore(caller);
     return keep_and_close(loss);
 }
 
@@ -113,7 +118,10 @@ lt_tensor *lt_nll_loss(lt_tensor *log_probs, lt_tensor *targets)
     if (check_class_inputs("nll_loss", log_probs, targets) != LT_OK)
         return NULL;
     lt_scope_begin();
-    return keep_and_close(mean_nll(log_probs, targets));
+    lt_origin caller = lt_origin_enter("nll_loss");
+    lt_tensor *loss = mean_nll(log_probs, targets);
+    lt_origin_restore(caller);
+    return keep_and_close(loss);
 }
 
 lt_tensor *lt_mse_loss(lt_tensor *input, lt_tensor *target)

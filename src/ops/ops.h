@@ -40,7 +40,8 @@ enum {
     LT_OPF_DIFF = 1u << 0,    /* differentiable */
     LT_OPF_INPLACE = 1u << 1, /* has a public in-place form */
     LT_OPF_ZERO = 1u << 2,    /* elementwise with f(0) == 0 */
-    LT_OPF_NOLOWER = 1u << 3  /* no compiler lowering: lazy falls back */
+    LT_OPF_NOLOWER = 1u << 3, /* no compiler lowering: lazy falls back */
+    LT_OPF_DATAFAIL = 1u << 4 /* its kernel can fail on input values (see ops.def) */
 };
 
 #define LT_ATTR_INTS 16
