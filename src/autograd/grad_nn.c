@@ -34,8 +34,11 @@ static lt_tensor *mT(lt_tensor *t) { return lt_transpose(t, -1, -2); }
  * into one product a_flat^T @ g_flat instead of a batch summed later. */
 static lt_tensor *matrix_b_grad(lt_tensor *a, lt_tensor *g)
 {
-    int64_t k = lt_tensor_size(a, -1), n = lt_tensor_size(g, -1);
-    int64_t a_shape[2] = {-1, k}, g_shape[2] = {-1, n};
+    int64_t k = lt_tensor_size(a, -1), n = lt_tensor_size(g, -1), rows = 1;
+    for (int d = 0; d < lt_tensor_ndim(a) - 1; d++)
+        rows *= lt_tensor_size(a, d);
+    /* the row count is spelled out: with K or N of 0, -1 would be ambiguous */
+    int64_t a_shape[2] = {rows, k}, g_shape[2] = {rows, n};
     return lt_matmul(mT(lt_reshape(a, a_shape, 2)), lt_reshape(g, g_shape, 2));
 }
 
@@ -266,8 +269,9 @@ static lt_status max_pool2d_grad(const lt_grad_ctx *c, lt_tensor **gin)
         if (lt_call(LT_OP_MAX_POOL2D, &x, 1, c->a, extra))
             index = extra[0];
     }
-    const int64_t *xs = lt_tensor_shape(X);
-    int64_t planes[3] = {xs[0], xs[1], xs[2] * xs[3]}, flat[3] = {xs[0], xs[1], -1};
+    const int64_t *xs = lt_tensor_shape(X), *gs = lt_tensor_shape(G);
+    /* sizes spelled out: with an empty batch, -1 would be ambiguous */
+    int64_t planes[3] = {xs[0], xs[1], xs[2] * xs[3]}, flat[3] = {gs[0], gs[1], gs[2] * gs[3]};
     lt_tensor *zeros = lt_zeros(planes, 3, lt_tensor_dtype(G), lt_tensor_device(G));
     lt_tensor *r = index ? lt_scatter_add(zeros, 2, lt_reshape(index, flat, 3), lt_reshape(G, flat, 3)) : NULL;
     gin[0] = lt_reshape(r, xs, 4);

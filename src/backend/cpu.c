@@ -247,7 +247,10 @@ static lt_status cpu_execute(void *exe, lt_exec_args *args)
     lt_status st = LT_OK;
     if (!x.store || !x.base || !x.ptr)
         st = lt_error(LT_ERR_MEMORY, "cpu backend: out of memory");
-    if (st == LT_OK && p->ws_size > 0) {
+    bool has_tmp = false; /* temporaries of 0 bytes still need a buffer to point into */
+    for (int b = 0; b < p->nb; b++)
+        has_tmp = has_tmp || p->b[b].kind == KB_TMP;
+    if (st == LT_OK && has_tmp) {
         lt_device cpu = lt_device_cpu();
         ws = lt_storage_new((size_t)p->ws_size, cpu, "cpu program workspace");
         if (!ws)

@@ -6,7 +6,8 @@
  * Every form has non-negative coefficients and constant (positions are
  * never negative and no view op reverses a dim), and the coefficient of a
  * variable whose extent is 1 is always 0 (its value is always 0), which
- * keeps forms canonical for comparison.
+ * keeps forms canonical for comparison; so is that of a variable of extent
+ * 0, whose loop runs no iteration at all.
  */
 #include "compiler/kir.h"
 
@@ -211,6 +212,12 @@ static void map_reshape(kir_kernel *k, const lt_meta *in, const lt_meta *outm, c
 {
     if (lt_shape_equal(in->shape, in->ndim, outm->shape, outm->ndim)) {
         *r = *out;
+        return;
+    }
+    r->nd = in->ndim;
+    if (lt_shape_numel(in->shape, in->ndim) == 0) { /* no position exists: nothing to split */
+        for (int d = 0; d < in->ndim; d++)
+            r->d[d] = kir_aff_const(0);
         return;
     }
     int64_t cs_out[LT_MAX_DIMS], cs_in[LT_MAX_DIMS];

@@ -268,7 +268,8 @@ static bool int_expr(lt_op op, const lt_gnode *n, int w, const char *a, const ch
     const char *lim_lo = w == LT_I32 ? "INT32_MIN" : w == LT_I64 ? "INT64_MIN" : "0";
     const char *lim_hi = w == LT_I32 ? "INT32_MAX" : w == LT_I64 ? "INT64_MAX" : "UINT8_MAX";
     bool u8 = w == LT_U8;
-    char alpha[64], lo[64], hi[64], sa[160];
+    /* lo holds hi (the lower bound saturates at the upper one) */
+    char alpha[64], lo[384], hi[160], sa[160];
     attr_scalar(alpha, sizeof alpha, n, 0);
     bool scaled = n->attrs.nf > 0 && (n->attr_param[0] >= 0 || n->attrs.f[0] != 1.0);
     if (u8)

@@ -400,6 +400,8 @@ static bool is_bijective(const kir_kernel *k, const kir_map *m, const lt_meta *m
     if (k->kind != KK_POINTWISE || m->nd != meta->ndim ||
         lt_shape_numel(meta->shape, meta->ndim) != lt_shape_numel(k->dom, k->ndom))
         return false;
+    if (lt_shape_numel(meta->shape, meta->ndim) == 0)
+        return true; /* no element: nothing is computed twice */
     bool used[KIR_MAXV] = {false};
     for (int d = 0; d < m->nd; d++) {
         const kir_aff *f = &m->d[d];
@@ -1125,12 +1127,14 @@ static int form_kernels(kir_plan *p)
 /* ======================================================================= */
 
 /* Merges adjacent loops (outer u, inner w) when every index form of the
- * kernel sees them as one: a[u] == a[w] * ext[w]. Drops extent-1 loops. */
+ * kernel sees them as one: a[u] == a[w] * ext[w]. Drops extent-1 loops;
+ * an extent-0 loop stays (or absorbs its neighbours), so a nest over no
+ * element runs no iteration. */
 static int coalesce(kir_kernel *k, int8_t *vars, int n)
 {
     int m = 0;
     for (int i = 0; i < n; i++)
-        if (k->ext[vars[i]] > 1)
+        if (k->ext[vars[i]] != 1)
             vars[m++] = vars[i];
     if (k->nexprs > 0)
         return m; /* opaque expressions name the variables: keep them */

@@ -1,0 +1,252 @@
+/* test_compiler_regress.c - the compiled backend (lazy device, "cpu"
+ * backend) computes what the cpu device computes, for op and dtype
+ * combinations that the parity test does not reach: every integer dtype
+ * (i32, i64, u8) and bool through clamp, min/max, arithmetic that wraps,
+ * comparisons, casts, reductions and scans. The interp backend is checked
+ * the same way. Where the cpu device refuses a combination, the lazy
+ * device refuses it too. */
+#include "lt_test.h"
+
+#include <unistd.h>
+
+/* Values that exercise signs, wrap-around and the ends of each dtype's
+ * range (converted to dt with the library's casting rules). */
+static lt_tensor *ints(lt_device dev, lt_dtype dt, int variant)
+{
+    static const double a[12] = {-3, 7, 0, 250, -128, 2147483647, 5, -1, 100, 3, -2147483648.0, 1};
+    static const double b[12] = {2, -4, 9, 10, 3, 1, -6, 255, 7, 0, 2, 1};
+    const double *v = variant ? b : a;
+    lt_tensor *t = lt_test_tensor(v, (int64_t[]){3, 4}, 2, LT_F64);
+    t = t ? lt_to_dtype(t, dt) : NULL;
+    return t ? lt_to(t, dev) : NULL;
+}
+
+#define A ints(dev, dt, 0)
+#define B ints(dev, dt, 1)
+#define ROWB lt_select(B, 0, 1)
+
+typedef lt_tensor *(*case_fn)(lt_device dev, lt_dtype dt);
+#define CASE(name, expr) \
+    static lt_tensor *case_##name(lt_device dev, lt_dtype dt) { return (expr); }
+
+CASE(identity, A)
+CASE(neg, lt_neg(A))
+CASE(abs, lt_abs(A))
+CASE(sign, lt_sign(A))
+CASE(relu, lt_relu(A))
+CASE(floor_ceil_round, lt_add(lt_floor(A), lt_add(lt_ceil(B), lt_round(A))))
+CASE(clamp, lt_clamp(A, -1, 2))
+CASE(clamp_fractional, lt_clamp(A, -2.5, 6.5))
+CASE(clamp_huge, lt_clamp(A, -1e30, 1e30))
+CASE(clamp_crossed, lt_clamp(A, 3, 1))
+CASE(clamp_inplace, lt_clamp_(lt_clone(A), 0, 100))
+CASE(add, lt_add(A, B))
+CASE(sub, lt_sub(A, B))
+CASE(mul, lt_mul(A, B))
+CASE(add_scaled, lt_add_scaled(A, ROWB, 3))
+CASE(sub_scaled, lt_sub_scaled(A, B, -2))
+CASE(maximum, lt_maximum(A, B))
+CASE(minimum, lt_minimum(A, ROWB))
+CASE(maximum_scalar, lt_maximum_scalar(A, 4))
+CASE(minimum_scalar, lt_minimum_scalar(A, -1))
+CASE(remainder, lt_remainder(A, lt_add_scalar(lt_abs(B), 1)))
+CASE(div, lt_div(A, lt_add_scalar(lt_abs(B), 1)))
+CASE(pow, lt_pow(lt_abs(A), lt_remainder_scalar(lt_abs(B), 3)))
+CASE(compare, lt_logical_or(lt_lt(A, B), lt_logical_and(lt_ge(A, ROWB), lt_ne(A, B))))
+CASE(compare_scalar, lt_logical_or(lt_eq_scalar(A, 7), lt_gt_scalar(A, 2.5)))
+CASE(where, lt_where(lt_gt(A, B), A, B))
+CASE(masked_fill, lt_masked_fill(A, lt_lt(A, B), 5))
+CASE(add_scalar, lt_add_scalar(A, 2))
+CASE(mul_float_scalar, lt_mul_scalar(A, 2.5))
+CASE(to_i32, lt_to_dtype(A, LT_I32))
+CASE(to_u8, lt_to_dtype(A, LT_U8))
+CASE(to_bool, lt_to_dtype(A, LT_BOOL))
+CASE(to_f32, lt_to_dtype(A, LT_F32))
+CASE(to_bf16, lt_to_dtype(lt_clamp(lt_to_dtype(A, LT_F32), -200, 200), LT_BF16))
+CASE(sum, lt_sum(A, (int[]){1}, 1, false))
+CASE(sum_all, lt_sum(A, NULL, 0, false))
+CASE(prod, lt_prod(lt_clamp(A, -3, 3), (int[]){0}, 1, true))
+CASE(amax, lt_amax(A, (int[]){1}, 1, false))
+CASE(amin, lt_amin(A, NULL, 0, false))
+CASE(argmax, lt_argmax(A, 1, false))
+CASE(argmin, lt_argmin(A, 0, true))
+CASE(max_dim, lt_max_dim(A, 1, false, NULL))
+CASE(all_any, lt_logical_and(lt_all(A, (int[]){1}, 1, false), lt_any(B, (int[]){1}, 1, false)))
+CASE(cumsum, lt_cumsum(A, 1))
+CASE(mean, lt_mean(lt_to_dtype(A, LT_F32), (int[]){1}, 1, false))
+CASE(fused_chain, lt_add_scalar(lt_mul(lt_clamp(lt_add(A, B), -5, 5), lt_maximum(A, ROWB)), 1))
+CASE(matmul, lt_matmul(A, lt_transpose(B, 0, 1)))
+
+typedef struct rcase {
+    const char *name;
+    case_fn fn;
+} rcase;
+
+#define C(name) {#name, case_##name}
+static const rcase cases[] = {
+    C(identity), C(neg), C(abs), C(sign), C(relu), C(floor_ceil_round), C(clamp), C(clamp_fractional),
+    C(clamp_huge), C(clamp_crossed), C(clamp_inplace), C(add), C(sub), C(mul), C(add_scaled), C(sub_scaled),
+    C(maximum), C(minimum), C(maximum_scalar), C(minimum_scalar), C(remainder), C(div), C(pow), C(compare),
+    C(compare_scalar), C(where), C(masked_fill), C(add_scalar), C(mul_float_scalar), C(to_i32), C(to_u8),
+    C(to_bool), C(to_f32), C(to_bf16), C(sum), C(sum_all), C(prod), C(amax), C(amin), C(argmax), C(argmin),
+    C(max_dim), C(all_any), C(cumsum), C(mean), C(fused_chain), C(matmul),
+};
+
+static const lt_dtype int_dtypes[] = {LT_I32, LT_I64, LT_U8, LT_BOOL};
+
+typedef struct outcome {
+    bool ok;
+    char error[512];
+    lt_dtype dtype;
+    int ndim;
+    int64_t shape[LT_MAX_DIMS];
+    int64_t n;
+    double *v;
+} outcome;
+
+static outcome run_case(const rcase *c, lt_device dev, lt_dtype dt)
+{
+    outcome o;
+    memset(&o, 0, sizeof o);
+    lt_clear_error();
+    lt_scope_begin();
+    lt_tensor *r = c->fn(dev, dt);
+    if (r && dev.kind == LT_DEVICE_LAZY && lt_mark_step() != LT_OK)
+        r = NULL;
+    lt_tensor *host = r ? lt_to(r, lt_device_cpu()) : NULL;
+    if (host) {
+        o.ok = true;
+        o.dtype = lt_tensor_dtype(host);
+        o.ndim = lt_tensor_ndim(host);
+        memcpy(o.shape, lt_tensor_shape(host), sizeof(int64_t) * (size_t)o.ndim);
+        o.n = lt_tensor_numel(host);
+        o.v = lt_test_values(host);
+    } else {
+        snprintf(o.error, sizeof o.error, "%s", lt_last_error());
+    }
+    lt_clear_error();
+    lt_scope_end();
+    return o;
+}
+
+/* Integer results must be equal; floating ones agree to rounding. */
+static bool agree(const rcase *c, lt_dtype dt, const outcome *e, const outcome *l, const char *backend)
+{
+    const char *dn = lt_dtype_name(dt);
+    if (e->ok != l->ok) {
+        print_error("%s(%s) on lazy/%s: %s (cpu device: %s)\n", c->name, dn, backend,
+                    l->ok ? "succeeded" : l->error, e->ok ? "succeeded" : e->error);
+        return false;
+    }
+    if (!e->ok)
+        return true;
+    bool ok = e->dtype == l->dtype && e->ndim == l->ndim && e->n == l->n;
+    for (int d = 0; ok && d < e->ndim; d++)
+        ok = e->shape[d] == l->shape[d];
+    if (!ok) {
+        print_error("%s(%s) on lazy/%s: shape or dtype differs\n", c->name, dn, backend);
+        return false;
+    }
+    double tol = lt_dtype_is_floating(e->dtype) ? 1e-6 : 0;
+    for (int64_t i = 0; i < e->n; i++) {
+        double x = e->v[i], y = l->v[i];
+        if (!((isnan(x) && isnan(y)) || x == y || fabs(x - y) <= tol * (1 + fabs(x)))) {
+            print_error("%s(%s) on lazy/%s: element %lld is %.17g, the cpu device gives %.17g\n", c->name, dn,
+                        backend, (long long)i, y, x);
+            return false;
+        }
+    }
+    return true;
+}
+
+static int run_table(const char *backend)
+{
+    int failures = 0, refused = 0;
+    lt_device lazy = lt_device_parse("lazy");
+    assert_int_equal(lt_lazy_set_backend(backend), LT_OK);
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        for (size_t j = 0; j < sizeof int_dtypes / sizeof int_dtypes[0]; j++) {
+            outcome e = run_case(&cases[k], lt_device_cpu(), int_dtypes[j]);
+            outcome l = run_case(&cases[k], lazy, int_dtypes[j]);
+            failures += !agree(&cases[k], int_dtypes[j], &e, &l, backend);
+            refused += !e.ok;
+            free(e.v);
+            free(l.v);
+        }
+    }
+    print_message("%zu integer/bool cases on the %s backend (%d refused by every device), %d failures\n",
+                  sizeof cases / sizeof cases[0] * (sizeof int_dtypes / sizeof int_dtypes[0]), backend, refused,
+                  failures);
+    return failures;
+}
+
+static void test_integer_ops_interp(void **state)
+{
+    (void)state;
+    assert_int_equal(run_table("interp"), 0);
+}
+
+static void test_integer_ops_cpu(void **state)
+{
+    (void)state;
+    if (lt_lazy_set_backend("cpu") != LT_OK) {
+        print_message("cpu backend unavailable (%s): skipped\n", lt_last_error());
+        lt_clear_error();
+        skip();
+    }
+    assert_int_equal(run_table("cpu"), 0);
+}
+
+/* clamp of every integer dtype renders (its bounds' C text used to
+ * overflow a fixed buffer: "could not render the generated C") and gives
+ * the known values, on both backends; bool is refused everywhere. */
+static void test_integer_clamp_known_values(void **state)
+{
+    (void)state;
+    const char *backends[] = {"interp", "cpu"};
+    lt_device lazy = lt_device_parse("lazy");
+    for (int b = 0; b < 2; b++) {
+        if (lt_lazy_set_backend(backends[b]) != LT_OK) {
+            print_message("%s backend unavailable: skipped\n", backends[b]);
+            lt_clear_error();
+            continue;
+        }
+        for (int j = 0; j < 3; j++) {
+            lt_dtype dt = int_dtypes[j];
+            lt_tensor *x = LT_OK_T(lt_to_dtype(lt_arange(-3, 5, 1, LT_F32, lazy), dt));
+            lt_tensor *c = LT_OK_T(lt_clamp(x, -1, 2));
+            lt_tensor *f = LT_OK_T(lt_clamp(x, -1.5, 2.5)); /* bounds round inward */
+            if (dt == LT_U8) { /* -3..-1 are 253..255 */
+                LT_ASSERT_VALUES(c, 0, 2, 2, 2, 0, 1, 2, 2, 2);
+                LT_ASSERT_VALUES(f, 0, 2, 2, 2, 0, 1, 2, 2, 2);
+            } else {
+                LT_ASSERT_VALUES(c, 0, -1, -1, -1, 0, 1, 2, 2, 2);
+                LT_ASSERT_VALUES(f, 0, -1, -1, -1, 0, 1, 2, 2, 2);
+            }
+            assert_int_equal(lt_tensor_dtype(c), dt);
+        }
+        lt_tensor *xb = LT_OK_T(lt_gt_scalar(lt_arange(-3, 5, 1, LT_F32, lazy), 0));
+        assert_null(lt_clamp(xb, 0, 1));
+        LT_EXPECT_ERROR(LT_ERR_DTYPE, "bool");
+    }
+}
+
+int main(void)
+{
+    /* compiled programs go to a private cache, never to ~/.cache */
+    char dir[] = "/tmp/lt_compiler_regress_cache_XXXXXX";
+    if (!mkdtemp(dir))
+        return 1;
+    setenv("LT_CACHE_DIR", dir, 1);
+    const struct CMUnitTest tests[] = {
+        LT_TEST(test_integer_ops_interp),
+        LT_TEST(test_integer_ops_cpu),
+        LT_TEST(test_integer_clamp_known_values),
+    };
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        failed++;
+    return failed;
+}
