@@ -4,12 +4,8 @@
  * (interp, and cpu: fused generated C). Reductions over no element give
  * their identity (sum 0, prod 1, all true, any false, logsumexp -inf) or
  * NaN (mean, var, std); the ones without an identity (amax, argmax, max
- * along a dim) fail alike on every device.
- *
- * The named tests at the end reproduce specific failures of the compiled
- * backend: loops over a size-0 dim dropped, a program whose temporaries
- * are all empty, sums over an empty dim, gradients with an empty batch or
- * an empty inner dimension. */
+ * along a dim) fail alike on every device. Named regressions of the
+ * compiled backend with size-0 dims are in test_compiler_regress.c. */
 #include "lt_test.h"
 
 #include <unistd.h>
@@ -649,191 +645,6 @@ static void test_table_cpu(void **state)
     assert_int_equal(run_table("cpu"), 0);
 }
 
-/* ---- named regressions ------------------------------------------------------------ */
-
-/* The devices every regression runs on: the cpu device, then the lazy
- * device on each backend available. Returns how many were set up. */
-static int devices(lt_device *dev, const char **backend)
-{
-    int n = 0;
-    dev[n] = lt_device_cpu(), backend[n++] = NULL;
-    dev[n] = lt_device_parse("lazy"), backend[n++] = "interp";
-    if (cpu_backend_available())
-        dev[n] = lt_device_parse("lazy"), backend[n++] = "cpu";
-    return n;
-}
-
-static const char *device_name(const char *backend) { return backend ? backend : "cpu device"; }
-
-/* A size-0 dim in a generated loop nest: the loop over it must run no
- * iteration (it was dropped, and the kernel wrote 4*4*2 elements into an
- * empty buffer); so must a kernel computing a non-empty and an empty
- * result in one barrier. */
-static void test_empty_dim_in_loop_nest(void **state)
-{
-    (void)state;
-    lt_device dev[3];
-    const char *backend[3];
-    int n = devices(dev, backend);
-    for (int i = 0; i < n; i++) {
-        if (backend[i])
-            assert_int_equal(lt_lazy_set_backend(backend[i]), LT_OK);
-        print_message("on %s\n", device_name(backend[i]));
-        lt_tensor *z = LT_OK_T(lt_neg(lt_zeros((int64_t[]){4, 0, 1, 4, 2}, 5, LT_F64, dev[i])));
-        lt_tensor *e = LT_OK_T(lt_ones((int64_t[]){0, 64, 64}, 3, LT_F32, dev[i]));
-        lt_tensor *a = LT_OK_T(lt_add_scalar(lt_ones((int64_t[]){4}, 1, LT_F32, dev[i]), 2));
-        lt_tensor *s = LT_OK_T(lt_sum(lt_add_scalar(e, 1), (int[]){0}, 1, false));
-        assert_int_equal(lt_mark_step(), LT_OK);
-        LT_ASSERT_SHAPE(z, 4, 0, 1, 4, 2);
-        LT_ASSERT_SHAPE(e, 0, 64, 64);
-        LT_ASSERT_VALUES(a, 0, 3, 3, 3, 3);
-        LT_ASSERT_SHAPE(s, 64, 64);
-        double *v = lt_test_values(s);
-        for (int j = 0; j < 64 * 64; j++)
-            assert_true(v[j] == 0.0);
-        free(v);
-    }
-}
-
-/* A program whose only temporary holds no byte (the empty linspace read by
- * a matmul and updated in place) has a workspace to point into. */
-static void test_empty_temporary(void **state)
-{
-    (void)state;
-    lt_device dev[3];
-    const char *backend[3];
-    int n = devices(dev, backend);
-    for (int i = 0; i < n; i++) {
-        if (backend[i])
-            assert_int_equal(lt_lazy_set_backend(backend[i]), LT_OK);
-        print_message("on %s\n", device_name(backend[i]));
-        lt_tensor *x = LT_OK_T(lt_linspace(-2, 1, 0, LT_F32, dev[i]));
-        lt_tensor *y = LT_OK_T(lt_matmul(x, x));
-        LT_OK_T(lt_div_scalar_(x, 2.5));
-        assert_int_equal(lt_mark_step(), LT_OK);
-        LT_ASSERT_SHAPE(x, 0);
-        assert_int_equal(lt_tensor_ndim(y), 0);
-        LT_ASSERT_VALUES(y, 0, 0);
-    }
-}
-
-/* Reductions over an empty dim give their identity (or NaN), never what
- * one pass of a dropped loop would; the extremum reductions fail alike
- * everywhere. */
-static void test_reduce_over_empty_dim(void **state)
-{
-    (void)state;
-    lt_device dev[3];
-    const char *backend[3];
-    int n = devices(dev, backend);
-    for (int i = 0; i < n; i++) {
-        if (backend[i])
-            assert_int_equal(lt_lazy_set_backend(backend[i]), LT_OK);
-        print_message("on %s\n", device_name(backend[i]));
-        lt_tensor *x = LT_OK_T(lt_ones((int64_t[]){3, 0}, 2, LT_F32, dev[i]));
-        int d1[1] = {1};
-        LT_ASSERT_VALUES(lt_sum(x, d1, 1, false), 0, 0, 0, 0);
-        LT_ASSERT_VALUES(lt_prod(x, d1, 1, false), 0, 1, 1, 1);
-        LT_ASSERT_VALUES(lt_mean(x, d1, 1, false), 0, NAN, NAN, NAN);
-        LT_ASSERT_VALUES(lt_var(x, d1, 1, 1, false), 0, NAN, NAN, NAN);
-        LT_ASSERT_VALUES(lt_std(x, d1, 1, 0, true), 0, NAN, NAN, NAN);
-        LT_ASSERT_VALUES(lt_logsumexp(x, d1, 1, false), 0, -INFINITY, -INFINITY, -INFINITY);
-        LT_ASSERT_VALUES(lt_all(x, d1, 1, false), 0, 1, 1, 1);
-        LT_ASSERT_VALUES(lt_any(x, d1, 1, false), 0, 0, 0, 0);
-        LT_ASSERT_VALUES(lt_sum(lt_to_dtype(x, LT_I32), d1, 1, false), 0, 0, 0, 0);
-        LT_ASSERT_VALUES(lt_prod(lt_to_dtype(x, LT_I64), d1, 1, false), 0, 1, 1, 1);
-        LT_ASSERT_SHAPE(LT_OK_T(lt_sum(x, (int[]){0}, 1, false)), 0);
-        LT_ASSERT_SHAPE(LT_OK_T(lt_cumsum(x, 1)), 3, 0);
-        LT_ASSERT_SHAPE(LT_OK_T(lt_softmax(x, 1)), 3, 0);
-        /* a reduction feeding an elementwise op in the same kernel */
-        LT_ASSERT_VALUES(lt_add_scalar(lt_sum(x, d1, 1, false), 2), 0, 2, 2, 2);
-        lt_tensor *r = lt_amax(x, d1, 1, false);
-        if (r) /* a lazy failure may surface at the read */
-            r = lt_to(r, lt_device_cpu());
-        assert_null(r);
-        LT_EXPECT_ERROR(LT_ERR_SHAPE, "no identity");
-        assert_null(lt_argmax(x, 1, false));
-        LT_EXPECT_ERROR(LT_ERR_SHAPE, "size 0");
-    }
-}
-
-/* The bias gradient of a linear layer on an empty batch is 0. */
-static void test_linear_grad_empty_batch(void **state)
-{
-    (void)state;
-    lt_device dev[3];
-    const char *backend[3];
-    int n = devices(dev, backend);
-    for (int i = 0; i < n; i++) {
-        if (backend[i])
-            assert_int_equal(lt_lazy_set_backend(backend[i]), LT_OK);
-        print_message("on %s\n", device_name(backend[i]));
-        lt_module *lin = lt_nn_linear(3, 2, true, dev[i]);
-        assert_non_null(lin);
-        lt_tensor *p[2];
-        assert_int_equal(lt_module_parameters(lin, p, NULL, 2), 2);
-        lt_tensor *y = LT_OK_T(lt_module_forward(lin, lt_zeros((int64_t[]){0, 3}, 2, LT_F32, dev[i])));
-        assert_int_equal(lt_backward(lt_sum(y, NULL, 0, false), NULL), LT_OK);
-        LT_ASSERT_VALUES(lt_grad(p[0]), 0, 0, 0, 0, 0, 0, 0);
-        LT_ASSERT_VALUES(lt_grad(p[1]), 0, 0, 0);
-        lt_module_free(lin);
-    }
-}
-
-/* The layer-norm gradient on an empty batch (the schedule used to loop,
- * materializing a reduction over no element again and again). */
-static void test_layer_norm_grad_empty_batch(void **state)
-{
-    (void)state;
-    lt_device dev[3];
-    const char *backend[3];
-    int n = devices(dev, backend);
-    for (int i = 0; i < n; i++) {
-        if (backend[i])
-            assert_int_equal(lt_lazy_set_backend(backend[i]), LT_OK);
-        print_message("on %s\n", device_name(backend[i]));
-        lt_module *ln = lt_nn_layer_norm(1, 1e-5, dev[i]);
-        assert_non_null(ln);
-        lt_tensor *p[2];
-        assert_int_equal(lt_module_parameters(ln, p, NULL, 2), 2);
-        lt_tensor *x = LT_OK_T(lt_zeros((int64_t[]){0, 1}, 2, LT_F32, dev[i]));
-        assert_int_equal(lt_set_requires_grad(x, true), LT_OK);
-        lt_tensor *y = LT_OK_T(lt_module_forward(ln, x));
-        assert_int_equal(lt_backward(lt_sum(y, NULL, 0, false), NULL), LT_OK);
-        assert_int_equal(lt_mark_step(), LT_OK);
-        LT_ASSERT_SHAPE(LT_OK_T(lt_grad(x)), 0, 1);
-        LT_ASSERT_VALUES(lt_grad(p[0]), 0, 0);
-        LT_ASSERT_VALUES(lt_grad(p[1]), 0, 0);
-        lt_module_free(ln);
-    }
-}
-
-/* matmul with an empty inner dimension: zeros forward, and empty
- * gradients of the inputs' shapes (for a batched a and a matrix b, too). */
-static void test_matmul_grad_empty_inner_dim(void **state)
-{
-    (void)state;
-    lt_device dev[3];
-    const char *backend[3];
-    int n = devices(dev, backend);
-    for (int i = 0; i < n; i++) {
-        if (backend[i])
-            assert_int_equal(lt_lazy_set_backend(backend[i]), LT_OK);
-        print_message("on %s\n", device_name(backend[i]));
-        lt_tensor *a = LT_OK_T(lt_ones((int64_t[]){5, 5, 0}, 3, LT_F32, dev[i]));
-        lt_tensor *b = LT_OK_T(lt_ones((int64_t[]){0, 5}, 2, LT_F32, dev[i]));
-        assert_int_equal(lt_set_requires_grad(a, true), LT_OK);
-        assert_int_equal(lt_set_requires_grad(b, true), LT_OK);
-        lt_tensor *y = LT_OK_T(lt_matmul(a, b));
-        LT_ASSERT_SHAPE(y, 5, 5, 5);
-        double zeros[125] = {0};
-        LT_ASSERT_ARRAY(y, zeros, 125, 0);
-        assert_int_equal(lt_backward(lt_sum(y, NULL, 0, false), NULL), LT_OK);
-        LT_ASSERT_SHAPE(LT_OK_T(lt_grad(a)), 5, 5, 0);
-        LT_ASSERT_SHAPE(LT_OK_T(lt_grad(b)), 0, 5);
-    }
-}
-
 int main(void)
 {
     /* compiled programs go to a private cache, never to ~/.cache */
@@ -844,12 +655,6 @@ int main(void)
     const struct CMUnitTest tests[] = {
         LT_TEST(test_table_interp),
         LT_TEST(test_table_cpu),
-        LT_TEST(test_empty_dim_in_loop_nest),
-        LT_TEST(test_empty_temporary),
-        LT_TEST(test_reduce_over_empty_dim),
-        LT_TEST(test_linear_grad_empty_batch),
-        LT_TEST(test_layer_norm_grad_empty_batch),
-        LT_TEST(test_matmul_grad_empty_inner_dim),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[128];

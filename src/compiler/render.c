@@ -1329,6 +1329,21 @@ static void emit_fastmath(sb *b)
     sb_printf(b, "\n");
 }
 
+/* Does kernel j have a function? Calls run eager kernels, and a kernel
+ * with no output element is skipped whole (its loops would run no
+ * iteration anyway). */
+static bool has_function(const kir_plan *p, int j)
+{
+    const kir_kernel *k = &p->k[j];
+    if (k->kind == KK_POINTWISE)
+        return lt_shape_numel(k->dom, k->ndom) > 0;
+    if (k->kind == KK_ROW) {
+        const lt_meta *m = &p->g->nodes[k->node].out[0];
+        return lt_shape_numel(m->shape, m->ndim) > 0;
+    }
+    return false;
+}
+
 static void emit_header(rctx *c)
 {
     const kir_plan *p = c->p;
@@ -1359,8 +1374,12 @@ static void emit_entry(rctx *c)
     sb_printf(b, "    int status = 0;\n");
     for (int j = 0; j < p->nk; j++) {
         const kir_kernel *k = &p->k[j];
-        if (k->kind != KK_CALL) {
+        if (has_function(p, j)) {
             sb_printf(b, "    kernel%d(B, S);\n", j);
+            continue;
+        }
+        if (k->kind != KK_CALL) {
+            sb_printf(b, "    /* kernel %d: no element to compute */\n", j);
             continue;
         }
         const kir_call *call = &p->calls[k->call];
@@ -1402,9 +1421,9 @@ static void emit_kernels(rctx *c, int lo, int hi, const char *linkage, size_t *c
     for (int j = lo; j < hi && !c->failed; j++) {
         size_t start = c->b->n;
         c->k = &c->p->k[j];
-        if (c->k->kind == KK_POINTWISE)
+        if (has_function(c->p, j) && c->k->kind == KK_POINTWISE)
             emit_pointwise(c, j);
-        else if (c->k->kind == KK_ROW)
+        else if (has_function(c->p, j))
             emit_row(c, j);
         if (costs && !c->b->failed) {
             total += c->b->n > start ? compile_cost(c->b->s + start, c->b->n - start) : 0;
@@ -1435,7 +1454,7 @@ static void emit_prototypes(rctx *c, int cut)
 {
     sb_printf(c->b, "/* defined in part 1 */\n");
     for (int j = 0; j < cut; j++)
-        if (c->p->k[j].kind != KK_CALL)
+        if (has_function(c->p, j))
             sb_printf(c->b, "%s void kernel%d" KERNEL_PARAMS ";\n", SHARED_KERNEL, j);
     sb_printf(c->b, "\n");
 }

@@ -1130,7 +1130,7 @@ static int form_kernels(kir_plan *p)
  * kernel sees them as one: a[u] == a[w] * ext[w]. Drops extent-1 loops;
  * an extent-0 loop stays (or absorbs its neighbours), so a nest over no
  * element runs no iteration. */
-static int coalesce(kir_kernel *k, int8_t *vars, int n)
+static int merge_loops(kir_kernel *k, int8_t *vars, int n)
 {
     int m = 0;
     for (int i = 0; i < n; i++)
@@ -1151,6 +1151,23 @@ static int coalesce(kir_kernel *k, int8_t *vars, int n)
         k->ext[u] = 1;
         memmove(vars + i - 1, vars + i, sizeof *vars * (size_t)(m - i));
         m--;
+    }
+    return m;
+}
+
+/* Coalesces a loop nest; a nest with an extent-0 loop runs no iteration
+ * at all, so that loop goes outermost: the loops around it (which may be
+ * long) never start. */
+static int coalesce(kir_kernel *k, int8_t *vars, int n)
+{
+    int m = merge_loops(k, vars, n);
+    for (int i = 1; i < m; i++) {
+        if (k->ext[vars[i]] == 0) {
+            int8_t v = vars[i];
+            memmove(vars + 1, vars, sizeof *vars * (size_t)i);
+            vars[0] = v;
+            break;
+        }
     }
     return m;
 }
