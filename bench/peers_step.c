@@ -398,7 +398,9 @@ static void serve(const options *o, model *models)
     while (fgets(line, sizeof line, stdin)) {
         int steps = 0, warmup = 0;
         int got = sscanf(line, "%31s %63s %d %d", cmd, wl, &steps, &warmup);
-        if (got >= 1 && !strcmp(cmd, "quit"))
+        if (got < 1)
+            continue; /* blank line */
+        if (!strcmp(cmd, "quit"))
             break;
         if (got < 3 || strcmp(cmd, "run") != 0) {
             json_error(o, "", "expected 'run <workload> <steps> <warmup>' or 'quit'");

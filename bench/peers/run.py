@@ -107,7 +107,8 @@ def system_env(args, name, tmp):
     """(command, the variables this run sets, full environment)"""
     title, kind, mode = SYSTEMS[name]
     base = {k: v for k, v in os.environ.items() if not k.startswith(("OMP_", "KMP_", "GOMP_"))}
-    for k in ("LT_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR", "JAX_COMPILATION_CACHE_DIR", "XLA_FLAGS", "LT_BACKEND"):
+    for k in ("LT_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR", "JAX_COMPILATION_CACHE_DIR", "XLA_FLAGS", "LT_BACKEND",
+              "XLA_PERSISTENT_CACHE_PATH"):
         base.pop(k, None)
     extra = {}
     if mode == "pinned":
@@ -128,7 +129,7 @@ def system_env(args, name, tmp):
         if name == "compile":
             extra["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="inductor-", dir=tmp)
         if name == "xla":
-            extra.update(PJRT_DEVICE="CPU", XLA_PERSISTENT_CACHE_PATH="")
+            extra["PJRT_DEVICE"] = "CPU"
     return cmd, extra, dict(base, **extra)
 
 
@@ -329,7 +330,8 @@ def print_header(args, systems):
     for s in args.systems:
         sysobj = systems[s]
         info = {k: v for k, v in sysobj.info.items() if k not in ("system", "ready")}
-        env = " ".join("%s=%s" % kv for kv in sorted(sysobj.extra.items())) if sysobj.alive or sysobj.info else ""
+        shown = {k: ("<fresh temp dir>" if k.endswith("CACHE_DIR") else v) for k, v in sysobj.extra.items()}
+        env = " ".join("%s=%s" % kv for kv in sorted(shown.items())) if sysobj.alive or sysobj.info else ""
         print("  %-11s %s%s" % (s, env or "-", ("  " + json.dumps(info)) if info else ""))
     sys.stdout.flush()
 
