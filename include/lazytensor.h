@@ -640,7 +640,8 @@ lt_status lt_barrier(bool wait);
  * with LT_ERR_STATE, "discarded by lt_lazy_discard"). An execution in
  * flight is waited for first; if it failed, its failure is dropped
  * unreported. Returns how many tensors (views and wrapped scalars aside)
- * lost a pending value. Host-side state (optimizer settings, learning-rate
+ * lost a pending value, or -1 (LT_ERR_STATE) when another thread owns the
+ * lazy device. Host-side state (optimizer settings, learning-rate
  * schedules, data loaders) is not rolled back.
  *
  *     if (lt_mark_step() != LT_OK) {   // one bad batch

@@ -7,6 +7,7 @@
  * asynchronous barrier, on both backends (interp and cpu). */
 #include "lt_test.h"
 
+#include <pthread.h>
 #include <unistd.h>
 
 static lt_device lazy(void) { return lt_device_parse("lazy"); }
@@ -151,6 +152,32 @@ static void case_discard_overwrite(bool async)
     assert_int_equal(lt_lazy_discard(), 3); /* an asynchronous failure is dropped unreported */
     LT_ASSERT_VALUES(a, 0, 1, 2);
     LT_ASSERT_VALUES(b, 0, 3, 4);
+}
+
+/* Only the thread that owns the lazy device may discard. */
+static void *discard_elsewhere(void *arg)
+{
+    int64_t *result = arg;
+    *result = lt_lazy_discard();
+    if (lt_last_status() != LT_ERR_STATE || !strstr(lt_last_error(), "lazy_discard: the lazy device is in use"))
+        *result = -2;
+    return NULL;
+}
+
+static void case_discard_other_thread(bool async)
+{
+    lt_tensor *p = lazy_f32((const double[]){1, 2, 3, 4}, 4);
+    LT_OK_T(lt_add_scalar_(p, 10));
+    pthread_t th;
+    int64_t result = 0;
+    assert_int_equal(pthread_create(&th, NULL, discard_elsewhere, &result), 0);
+    pthread_join(th, NULL);
+    assert_int_equal(result, -1);
+    if (async)
+        assert_int_equal(lt_barrier(false), LT_OK);
+    else
+        assert_int_equal(lt_mark_step(), LT_OK);
+    LT_ASSERT_VALUES(p, 0, 11, 12, 13, 14); /* the update was not dropped */
 }
 
 /* ---- valid indices keep donation ----------------------------------------- */
@@ -399,6 +426,7 @@ TXN_TEST(inplace_update)
 TXN_TEST(pending_conversion)
 TXN_TEST(discard)
 TXN_TEST(discard_overwrite)
+TXN_TEST(discard_other_thread)
 TXN_TEST(donation_after_index_check)
 TXN_TEST(message_names_public_function)
 TXN_TEST(training_loop)
@@ -415,6 +443,7 @@ int main(void)
         LT_TEST(test_pending_conversion),
         LT_TEST(test_discard),
         LT_TEST(test_discard_overwrite),
+        LT_TEST(test_discard_other_thread),
         LT_TEST(test_donation_after_index_check),
         LT_TEST(test_message_names_public_function),
         LT_TEST(test_training_loop),

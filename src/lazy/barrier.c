@@ -728,6 +728,8 @@ static void back_to_last_data(lt_tensor *t)
 int64_t lt_lazy_discard(void)
 {
     lt_lazy_init();
+    if (lt_lazy_enter("lazy_discard") != LT_OK) /* only the owning thread */
+        return -1;
     finish_inflight(false); /* dropped like any pending value, its failure unreported */
     int64_t dropped = 0;
     for (lt_tensor *t = lt_lazy_registry_first(); t; t = lt_lazy_registry_next(t)) {
