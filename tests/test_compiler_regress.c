@@ -460,6 +460,279 @@ static void test_empty_dim_inside_long_loop(void **state)
     alarm(0);
 }
 
+/* ---- random programs ----------------------------------------------------------------- */
+
+/*
+ * Random programs over shapes whose sizes are drawn from {0, 1, 2, 3, 5}:
+ * chains of elementwise ops with broadcasting, reductions over random
+ * dims, views, scans, softmax, matmul, reshapes and in-place updates of
+ * views. Each program runs on the cpu device, then on the lazy device
+ * (one step barrier for the whole program); every tensor it made must
+ * agree, and a step the cpu device refuses must be refused on the lazy
+ * device too. LT_FUZZ_PROGRAMS sets how many programs run per backend.
+ */
+
+typedef struct fuzz {
+    uint64_t state;
+    lt_device dev;
+    lt_tensor *pool[8];
+    int n;
+    char log[2048];
+    size_t used;
+} fuzz;
+
+static uint64_t fuzz_next(fuzz *f)
+{
+    f->state ^= f->state << 13;
+    f->state ^= f->state >> 7;
+    f->state ^= f->state << 17;
+    return f->state;
+}
+
+static int fuzz_pick(fuzz *f, int n) { return n > 0 ? (int)(fuzz_next(f) % (uint64_t)n) : 0; }
+
+static void fuzz_note(fuzz *f, const char *what, int a, int b)
+{
+    if (f->used < sizeof f->log)
+        f->used += (size_t)snprintf(f->log + f->used, sizeof f->log - f->used, " %s(%d,%d)", what, a, b);
+}
+
+static int64_t fuzz_size(fuzz *f)
+{
+    static const int64_t sizes[] = {0, 1, 2, 3, 5};
+    return sizes[fuzz_pick(f, 5)];
+}
+
+/* A fresh input of the given shape, values in [-2, 2]. */
+static lt_tensor *fuzz_input(fuzz *f, const int64_t *shape, int nd)
+{
+    int64_t n = lt_shape_numel(shape, nd);
+    double *v = malloc(sizeof *v * (size_t)(n ? n : 1));
+    double phase = (double)fuzz_pick(f, 1000) * 0.01;
+    for (int64_t i = 0; i < n; i++)
+        v[i] = 2 * sin((double)i * 0.917 + phase);
+    lt_tensor *t = lt_from_data(v, shape, nd, LT_F64, lt_device_cpu());
+    free(v);
+    t = t ? lt_to_dtype(t, LT_F32) : NULL;
+    return t ? lt_to(t, f->dev) : NULL;
+}
+
+/* A fresh operand that broadcasts against a: some dims 1, some leading
+ * dims dropped. */
+static lt_tensor *fuzz_broadcast_operand(fuzz *f, lt_tensor *a)
+{
+    int nd = lt_tensor_ndim(a), drop = fuzz_pick(f, nd + 1);
+    int64_t shape[LT_MAX_DIMS];
+    for (int d = drop; d < nd; d++)
+        shape[d - drop] = fuzz_pick(f, 3) == 0 ? 1 : lt_tensor_shape(a)[d];
+    return fuzz_input(f, shape, nd - drop);
+}
+
+static lt_tensor *fuzz_elementwise(fuzz *f, lt_tensor *a)
+{
+    int op = fuzz_pick(f, 9);
+    fuzz_note(f, "ew", op, 0);
+    switch (op) {
+    case 0: return lt_neg(a);
+    case 1: return lt_exp(lt_clamp(a, -5, 5));
+    case 2: return lt_tanh(a);
+    case 3: return lt_sigmoid(a);
+    case 4: return lt_relu(a);
+    case 5: return lt_add(a, fuzz_broadcast_operand(f, a));
+    case 6: return lt_mul(fuzz_broadcast_operand(f, a), a);
+    case 7: return lt_maximum(a, fuzz_broadcast_operand(f, a));
+    default: return lt_where(lt_gt_scalar(a, 0.1), a, fuzz_broadcast_operand(f, a));
+    }
+}
+
+static lt_tensor *fuzz_reduce(fuzz *f, lt_tensor *a)
+{
+    int nd = lt_tensor_ndim(a), dims[LT_MAX_DIMS], n = 0, op = fuzz_pick(f, 8);
+    bool keep = fuzz_pick(f, 2);
+    for (int d = 0; d < nd; d++)
+        if (fuzz_pick(f, 2))
+            dims[n++] = d;
+    if (n == 0 && nd > 0)
+        dims[n++] = fuzz_pick(f, nd);
+    fuzz_note(f, "reduce", op, n ? dims[0] : -1);
+    switch (op) {
+    case 0: return lt_sum(a, dims, n, keep);
+    case 1: return lt_mean(a, dims, n, keep);
+    case 2: return lt_prod(lt_clamp(a, -1.5, 1.5), dims, n, keep);
+    case 3: return lt_amax(a, dims, n, keep);
+    case 4: return lt_logsumexp(a, dims, n, keep);
+    case 5: return lt_var(a, dims, n, 1, keep);
+    case 6: return lt_argmax(a, n ? dims[0] : 0, keep);
+    default: return lt_add(a, lt_mean(a, dims, n, true)); /* broadcast back */
+    }
+}
+
+static lt_tensor *fuzz_view(fuzz *f, lt_tensor *a)
+{
+    int nd = lt_tensor_ndim(a), op = fuzz_pick(f, 8), d = fuzz_pick(f, nd);
+    const int64_t *s = lt_tensor_shape(a);
+    fuzz_note(f, "view", op, d);
+    if (nd == 0)
+        return lt_unsqueeze(a, 0);
+    switch (op) {
+    case 0: {
+        int perm[LT_MAX_DIMS];
+        for (int i = 0; i < nd; i++)
+            perm[i] = i;
+        for (int i = nd - 1; i > 0; i--) {
+            int j = fuzz_pick(f, i + 1), t = perm[i];
+            perm[i] = perm[j], perm[j] = t;
+        }
+        return lt_permute(a, perm, nd);
+    }
+    case 1: {
+        int64_t start = fuzz_pick(f, (int)s[d] + 1);
+        return lt_narrow(a, d, start, fuzz_pick(f, (int)(s[d] - start) + 1));
+    }
+    case 2: return s[d] > 0 ? lt_select(a, d, fuzz_pick(f, (int)s[d])) : lt_unsqueeze(a, d);
+    case 3: return lt_unsqueeze(a, fuzz_pick(f, nd + 1));
+    case 4: {
+        int64_t shape[LT_MAX_DIMS];
+        for (int i = 0; i < nd; i++)
+            shape[i] = s[i] == 1 ? fuzz_size(f) : s[i];
+        return lt_expand(a, shape, nd);
+    }
+    case 5: return lt_slice(a, d, fuzz_pick(f, 2), s[d], 1 + fuzz_pick(f, 2));
+    case 6: return lt_flatten(a, 0, nd - 1);
+    default: { /* a reshape into the same sizes in another order */
+        int64_t shape[LT_MAX_DIMS];
+        for (int i = 0; i < nd; i++)
+            shape[i] = s[nd - 1 - i];
+        return lt_reshape(a, shape, nd);
+    }
+    }
+}
+
+static lt_tensor *fuzz_other(fuzz *f, lt_tensor *a)
+{
+    int nd = lt_tensor_ndim(a), op = fuzz_pick(f, 6), d = fuzz_pick(f, nd);
+    fuzz_note(f, "other", op, d);
+    if (nd == 0)
+        return lt_mul_scalar(a, 3);
+    switch (op) {
+    case 0: return lt_softmax(a, d);
+    case 1: return lt_log_softmax(a, d);
+    case 2: return lt_cumsum(a, d);
+    case 3: {
+        int64_t shape[2] = {lt_tensor_shape(a)[nd - 1], fuzz_size(f)};
+        return lt_matmul(a, fuzz_input(f, shape, 2));
+    }
+    case 4: { /* an in-place update of a view of a copy */
+        lt_tensor *c = lt_clone(a);
+        int64_t len = lt_tensor_shape(a)[d];
+        if (!c || !lt_add_scalar_(lt_narrow(c, d, len / 2, len - len / 2), 1.5))
+            return NULL;
+        return lt_mul_(c, fuzz_broadcast_operand(f, c)) ? c : NULL;
+    }
+    default: return lt_contiguous(lt_transpose(a, 0, nd - 1));
+    }
+}
+
+/* One step: a new tensor from a random member of the pool (NULL when the
+ * op refused it). */
+static lt_tensor *fuzz_step(fuzz *f)
+{
+    lt_tensor *a = f->pool[fuzz_pick(f, f->n)];
+    switch (fuzz_pick(f, 4)) {
+    case 0: return fuzz_elementwise(f, a);
+    case 1: return fuzz_reduce(f, a);
+    case 2: return fuzz_view(f, a);
+    default: return fuzz_other(f, a);
+    }
+}
+
+#define FUZZ_STEPS 10
+
+/* Runs program `seed` on dev: its tensors (in pool order) and which steps
+ * succeeded. */
+static void fuzz_run(fuzz *f, uint64_t seed, lt_device dev, bool *ok)
+{
+    memset(f, 0, sizeof *f);
+    f->state = seed * 0x9E3779B97F4A7C15ull + 1;
+    f->dev = dev;
+    for (int i = 0; i < 2; i++) {
+        int nd = 1 + fuzz_pick(f, 4);
+        int64_t shape[LT_MAX_DIMS];
+        for (int d = 0; d < nd; d++)
+            shape[d] = fuzz_size(f);
+        f->pool[f->n++] = fuzz_input(f, shape, nd);
+    }
+    for (int s = 0; s < FUZZ_STEPS; s++) {
+        lt_tensor *t = fuzz_step(f);
+        ok[s] = t != NULL;
+        lt_clear_error();
+        if (!t)
+            continue;
+        if (f->n < 8)
+            f->pool[f->n++] = t;
+        else
+            f->pool[fuzz_pick(f, 8)] = t;
+    }
+}
+
+/* Compares program `seed` on the cpu device and on the lazy device. */
+static bool fuzz_compare(uint64_t seed, const char *backend)
+{
+    fuzz e, l;
+    bool eok[FUZZ_STEPS], lok[FUZZ_STEPS], ok = true;
+    lt_scope_begin();
+    fuzz_run(&e, seed, lt_device_cpu(), eok);
+    fuzz_run(&l, seed, lt_device_parse("lazy"), lok);
+    for (int s = 0; ok && s < FUZZ_STEPS; s++)
+        ok = eok[s] == lok[s];
+    if (ok && lt_mark_step() != LT_OK) {
+        print_error("program %llu on lazy/%s: %s\n", (unsigned long long)seed, backend, lt_last_error());
+        ok = false;
+    }
+    for (int i = 0; ok && i < e.n; i++) {
+        lt_tensor *x = lt_to(l.pool[i], lt_device_cpu());
+        ok = x && lt_tensor_ndim(x) == lt_tensor_ndim(e.pool[i]) && lt_tensor_dtype(x) == lt_tensor_dtype(e.pool[i]);
+        for (int d = 0; ok && d < lt_tensor_ndim(x); d++)
+            ok = lt_tensor_shape(x)[d] == lt_tensor_shape(e.pool[i])[d];
+        double *ev = ok ? lt_test_values(e.pool[i]) : NULL, *lv = ok ? lt_test_values(x) : NULL;
+        for (int64_t k = 0; ok && k < lt_tensor_numel(x); k++)
+            ok = (isnan(ev[k]) && isnan(lv[k])) || ev[k] == lv[k] || fabs(ev[k] - lv[k]) <= 1e-4 * (1 + fabs(ev[k]));
+        free(ev);
+        free(lv);
+    }
+    if (!ok)
+        print_error("program %llu differs on lazy/%s (%s):%s\n", (unsigned long long)seed, backend,
+                    lt_last_error(), e.log);
+    lt_clear_error();
+    lt_scope_end();
+    return ok;
+}
+
+static int fuzz_programs(const char *backend)
+{
+    const char *env = getenv("LT_FUZZ_PROGRAMS");
+    int n = env ? atoi(env) : 40, failures = 0;
+    assert_int_equal(lt_lazy_set_backend(backend), LT_OK);
+    for (int i = 0; i < n; i++)
+        failures += !fuzz_compare((uint64_t)i + 1, backend);
+    print_message("%d random programs on the %s backend, %d failures\n", n, backend, failures);
+    return failures;
+}
+
+static void test_random_programs_interp(void **state)
+{
+    (void)state;
+    assert_int_equal(fuzz_programs("interp"), 0);
+}
+
+static void test_random_programs_cpu(void **state)
+{
+    (void)state;
+    if (!cpu_backend_available())
+        skip();
+    assert_int_equal(fuzz_programs("cpu"), 0);
+}
+
 int main(void)
 {
     /* compiled programs go to a private cache, never to ~/.cache */
@@ -478,6 +751,8 @@ int main(void)
         LT_TEST(test_linear_grad_empty_batch),
         LT_TEST(test_layer_norm_grad_empty_batch),
         LT_TEST(test_matmul_grad_empty_inner_dim),
+        LT_TEST(test_random_programs_interp),
+        LT_TEST(test_random_programs_cpu),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[128];
