@@ -9,7 +9,7 @@ JOBS ?= $(shell nproc)
 PACKAGES = cmake gcc make pkg-config libopenblas-openmp-dev libcmocka-dev zlib1g-dev dataset-fashion-mnist
 TEST_PACKAGES = python3-torch
 
-.PHONY: all deps deps-test install-packages build build-asan test test-fast test-asan bench bench-peers demo clean
+.PHONY: all deps deps-test install-packages build build-asan test test-fast test-asan bench bench-peers demo fuzz fuzz-build clean
 
 all: build
 
@@ -66,5 +66,25 @@ bench-peers:
 demo: build
 	OMP_WAIT_POLICY=PASSIVE $(BUILD)/lazytensor-train --model mlp --device lazy --epochs 2
 
+# Fuzzing (fuzz/README.md): libFuzzer needs clang; the library is built with
+# it, instrumented, with ASan + UBSan in its own build dir. `make fuzz` runs
+# each fuzzer FUZZ_SECONDS on the corpus kept in fuzz/corpus, writing new
+# inputs and findings under FUZZ_WORK, and fails if any fuzzer finds a
+# problem. FUZZ_FLAGS adds libFuzzer options.
+FUZZ_BUILD ?= build-fuzz
+FUZZ_WORK ?= $(FUZZ_BUILD)/work
+FUZZ_SECONDS ?= 60
+FUZZERS ?= fuzz_safetensors fuzz_idx fuzz_cache fuzz_program
+FUZZ_PACKAGES = clang libclang-rt-14-dev libomp-dev
+
+fuzz-build: deps
+	@$(MAKE) --no-print-directory install-packages LIST="$(FUZZ_PACKAGES)"
+	cmake -S . -B $(FUZZ_BUILD) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DLT_BUILD_FUZZ=ON -DLT_BUILD_TESTS=OFF -DLT_BUILD_BENCH=OFF
+	cmake --build $(FUZZ_BUILD) -j $(JOBS)
+
+fuzz: fuzz-build
+	sh fuzz/run.sh $(FUZZ_BUILD)/fuzz $(FUZZ_SECONDS) $(FUZZ_WORK) $(FUZZERS)
+
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
