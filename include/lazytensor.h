@@ -245,7 +245,11 @@ void *lt_tensor_data(lt_tensor *t);
 /* ========================================================================= */
 
 /** Uninitialized tensor. Sizes must be >= 0; the total size must fit in
- *  memory (absurd sizes give LT_ERR_MEMORY). */
+ *  memory (absurd sizes give LT_ERR_MEMORY). A shape with a size 0 has no
+ *  elements whatever its other sizes, but those must still span at most
+ *  2^59 bytes (counting each 0 as 1), so that strides and byte offsets fit
+ *  in 64 bits: [2^62, 2^62, 0] is refused with LT_ERR_SHAPE. Every op
+ *  checks its result's shape by the same rules. */
 lt_tensor *lt_empty(const int64_t *dims, int ndim, lt_dtype dt, lt_device dev);
 /** Tensor filled with zeros. */
 lt_tensor *lt_zeros(const int64_t *dims, int ndim, lt_dtype dt, lt_device dev);

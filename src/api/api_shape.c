@@ -84,7 +84,8 @@ static lt_status check_dims_arg(const char *op, const int64_t *dims, int ndim)
 }
 
 /* Resolves a view/reshape shape for t: at most one -1 (inferred), other
- * sizes >= 0, and the same element count as t. */
+ * sizes >= 0, the same element count as t, and a valid shape
+ * (lt_check_shape). */
 static lt_status resolve_shape(const char *op, const lt_tensor *t, const int64_t *dims, int ndim, int64_t *out)
 {
     lt_status st = check_dims_arg(op, dims, ndim);
@@ -94,35 +95,30 @@ static lt_status resolve_shape(const char *op, const lt_tensor *t, const int64_t
     lt_shape_str(dims, ndim, s1, sizeof s1);
     lt_shape_str(t->shape, t->ndim, s2, sizeof s2);
     int infer = -1;
-    int64_t known = 1;
-    bool overflow = false;
     for (int i = 0; i < ndim; i++) {
-        out[i] = dims[i];
-        if (dims[i] == -1) {
-            if (infer >= 0)
-                return lt_error(LT_ERR_SHAPE, "%s: only one size can be -1 (inferred), but dims %d and %d of %s are -1",
-                                op, infer, i, s1);
+        out[i] = dims[i] == -1 ? 1 : dims[i];
+        if (dims[i] == -1 && infer >= 0)
+            return lt_error(LT_ERR_SHAPE, "%s: only one size can be -1 (inferred), but dims %d and %d of %s are -1",
+                            op, infer, i, s1);
+        if (dims[i] == -1)
             infer = i;
-        } else if (dims[i] < 0) {
+        else if (dims[i] < 0)
             return lt_error(LT_ERR_SHAPE, "%s: invalid size %lld at dim %d of shape %s (sizes must be >= 0 or -1)", op,
                             (long long)dims[i], i, s1);
-        } else if (dims[i] != 0 && known > INT64_MAX / dims[i]) {
-            overflow = true;
-        } else {
-            known *= dims[i];
-        }
     }
-    int64_t numel = lt_shape_numel(t->shape, t->ndim);
-    if (infer >= 0 && known == 0 && !overflow && numel == 0)
+    int64_t known, numel = lt_shape_numel(t->shape, t->ndim);
+    bool fits = lt_shape_numel_checked(out, ndim, &known); /* an overflowing count matches no tensor */
+    if (fits && infer >= 0 && known == 0 && numel == 0)
         return lt_error(LT_ERR_SHAPE,
                         "%s: cannot reshape a tensor of 0 elements into shape %s: the -1 size is ambiguous", op, s1);
-    bool ok = !overflow && (infer >= 0 ? known != 0 && numel % known == 0 : known == numel);
+    bool ok = fits && (infer >= 0 ? known != 0 && numel % known == 0 : known == numel);
     if (!ok)
         return lt_error(LT_ERR_SHAPE, "%s: shape %s is invalid for input of shape %s (%lld elements)", op, s1, s2,
                         (long long)numel);
     if (infer >= 0)
         out[infer] = numel / known;
-    return LT_OK;
+    /* same element count as t, but an empty shape may still span too much */
+    return lt_check_shape(op, out, ndim, (lt_dtype)t->dtype);
 }
 
 /* ======================================================================= */
@@ -383,6 +379,19 @@ lt_tensor *lt_cat(lt_tensor *const *ts, int n, int dim)
 /* Tensor lists up to this long live on the stack. */
 #define SMALL_LIST 16
 
+/* Checks the shape of the result of stacking n tensors along new dim d,
+ * so that an oversized result is named as stack's, not cat's. */
+static lt_status check_stacked_shape(lt_tensor *const *ts, int n, int d)
+{
+    int64_t shape[LT_MAX_DIMS];
+    lt_dtype dt = (lt_dtype)ts[0]->dtype;
+    for (int i = 1; i < n; i++)
+        dt = lt_promote_types(dt, (lt_dtype)ts[i]->dtype);
+    for (int k = 0, j = 0; k <= ts[0]->ndim; k++)
+        shape[k] = k == d ? n : ts[0]->shape[j++];
+    return lt_check_shape("stack", shape, ts[0]->ndim + 1, dt);
+}
+
 lt_tensor *lt_stack(lt_tensor *const *ts, int n, int dim)
 {
     if (check_list("stack", ts, n) != LT_OK)
@@ -399,7 +408,7 @@ lt_tensor *lt_stack(lt_tensor *const *ts, int n, int dim)
         }
     }
     int d = 0;
-    if (normalize_new_dim("stack", dim, ts[0]->ndim, &d) != LT_OK)
+    if (normalize_new_dim("stack", dim, ts[0]->ndim, &d) != LT_OK || check_stacked_shape(ts, n, d) != LT_OK)
         return NULL;
     lt_tensor *small[SMALL_LIST];
     lt_tensor **parts = n <= SMALL_LIST ? small : malloc(sizeof *parts * (size_t)n);

@@ -26,11 +26,17 @@ typedef struct lt_meta {
 int64_t lt_shape_numel(const int64_t *shape, int ndim);
 bool lt_shape_equal(const int64_t *a, int an, const int64_t *b, int bn);
 /* Writes "[2, 3]" into buf; returns buf. */
+/* The same product into *numel; false (and INT64_MAX) on overflow. */
+bool lt_shape_numel_checked(const int64_t *shape, int ndim, int64_t *numel);
+/* Largest span (bytes, sizes of 0 counted as 1) of any valid shape, so
+ * strides, byte offsets and partial size products never overflow int64. */
+#define LT_MAX_SPAN_BYTES ((int64_t)1 << 59)
 const char *lt_shape_str(const int64_t *shape, int ndim, char *buf, size_t cap);
 /* Row-major contiguous strides (in elements) for shape. */
 void lt_contiguous_strides(const int64_t *shape, int ndim, int64_t *strides);
-/* Checks 0 <= ndim <= LT_MAX_DIMS, sizes >= 0, and the byte size fits in
- * memory; error names op. */
+/* Checks 0 <= ndim <= LT_MAX_DIMS, sizes >= 0, that the byte size fits in
+ * memory and, for shapes with 0 elements, that the span fits in
+ * LT_MAX_SPAN_BYTES; error names op. Every tensor's shape passes it. */
 lt_status lt_check_shape(const char *op, const int64_t *shape, int ndim, lt_dtype dt);
 bool lt_dtype_valid(int dt);
 /* A meta with the given dtype and shape (weak = 0). */

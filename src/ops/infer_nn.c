@@ -83,7 +83,7 @@ static int64_t window_out_size(int64_t size, int64_t pad, int64_t dil, int64_t k
     int64_t span; /* dil * (kernel - 1) + 1 */
     if (__builtin_mul_overflow(dil, kernel - 1, &span) || __builtin_add_overflow(span, 1, &span))
         return -1;
-    int64_t padded = size + 2 * pad; /* size < 2^62, pad < 2^31 */
+    int64_t padded = size + 2 * pad; /* size <= 2^59 (LT_MAX_SPAN_BYTES), pad < 2^31 */
     if (padded < span)
         return -1;
     return (padded - span) / stride + 1;
@@ -143,9 +143,9 @@ static lt_status check_conv_args(const lt_meta *in, int nin, const lt_attrs *a)
                         (long long)groups);
     if (c % groups != 0 || w->shape[1] != c / groups)
         return lt_error(LT_ERR_SHAPE, "conv2d: input %s has %lld channels but weight %s with groups = %lld "
-                        "expects %lld (weight dim 1 times groups)", shape_of(x, sx, sizeof sx),
+                        "expects weight dim 1 times groups (%lld x %lld)", shape_of(x, sx, sizeof sx),
                         (long long)c, shape_of(w, sw, sizeof sw), (long long)groups,
-                        (long long)(w->shape[1] * groups));
+                        (long long)w->shape[1], (long long)groups);
     if (w->shape[2] < 1 || w->shape[3] < 1)
         return lt_error(LT_ERR_SHAPE, "conv2d: weight %s has an empty kernel, expected kH, kW >= 1",
                         shape_of(w, sw, sizeof sw));

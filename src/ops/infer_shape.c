@@ -209,11 +209,14 @@ static lt_status infer_cat(lt_op op, const lt_meta *in, int nin, const lt_attrs 
                                 "cat: tensor %d has shape %s but tensor 0 has shape %s; sizes must match except in dim %d",
                                 i, lt_shape_str(in[i].shape, in[i].ndim, s1, sizeof s1),
                                 lt_shape_str(ref->shape, ref->ndim, s2, sizeof s2), dim);
-        out[0].shape[dim] += in[i].shape[dim];
+        if (__builtin_add_overflow(out[0].shape[dim], in[i].shape[dim], &out[0].shape[dim]))
+            return lt_error(LT_ERR_SHAPE, "cat: the sizes of %d tensors along dim %d add up to more than 2^63 - 1 "
+                                          "(tensor 0 has shape %s)",
+                            nin, dim, lt_shape_str(ref->shape, ref->ndim, s2, sizeof s2));
         dt = lt_promote_types(dt, (lt_dtype)in[i].dtype);
     }
     out[0].dtype = (int32_t)dt;
-    return LT_OK;
+    return lt_check_shape("cat", out[0].shape, out[0].ndim, dt);
 }
 
 static lt_status infer_index_select(lt_op op, const lt_meta *in, int nin, const lt_attrs *a, lt_meta *out)
