@@ -928,7 +928,8 @@ typedef struct lt_mem_stats {
 
 /** Fills *s (NULL-safe). */
 void lt_mem_stats_get(lt_mem_stats *s);
-/** Returns every cached (free) buffer to the OS. */
+/** Returns every cached (free) buffer to the OS. The allocator also does
+ *  this by itself, and retries once, when the OS refuses an allocation. */
 void lt_mem_trim(void);
 /** Resets peak_bytes to the current bytes_in_use. */
 void lt_mem_reset_peak(void);

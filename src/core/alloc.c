@@ -5,7 +5,10 @@
  * four steps per power of two) and, when freed, kept on a per-class free
  * list for reuse. Steady-state training therefore takes no fresh pages from
  * the OS: page faults on fresh outputs otherwise dominate large elementwise
- * chains. A header before each buffer records its class.
+ * chains. A header before each buffer records its class. When the OS
+ * refuses a request, the cache is emptied and the request retried once, so
+ * memory parked on the free lists of other classes is never the reason an
+ * allocation fails.
  */
 #include "core/core.h"
 
@@ -64,6 +67,14 @@ static int64_t current_cache_limit(void)
     return cache_limit;
 }
 
+static bool cache_nonempty(void)
+{
+    pthread_mutex_lock(&alloc_lock);
+    bool any = stats.bytes_cached > 0;
+    pthread_mutex_unlock(&alloc_lock);
+    return any;
+}
+
 /* Accounts a buffer of class size `size` as in use (lock held). */
 static void account_in_use(size_t size)
 {
@@ -71,6 +82,41 @@ static void account_in_use(size_t size)
     stats.live_buffers++;
     if (stats.bytes_in_use > stats.peak_bytes)
         stats.peak_bytes = stats.bytes_in_use;
+}
+
+/*
+ * The cache holds freed buffers of other size classes that the OS could
+ * give back: when the OS refuses a request, empty the cache and retry once
+ * before reporting out of memory.
+ */
+static void *os_aligned_alloc(size_t bytes)
+{
+    void *p = aligned_alloc(64, bytes);
+    if (!p && cache_nonempty()) {
+        lt_mem_trim();
+        p = aligned_alloc(64, bytes);
+    }
+    return p;
+}
+
+void *lt_sys_malloc(size_t nbytes)
+{
+    void *p = malloc(nbytes);
+    if (!p && nbytes > 0 && cache_nonempty()) {
+        lt_mem_trim();
+        p = malloc(nbytes);
+    }
+    return p;
+}
+
+void *lt_sys_realloc(void *ptr, size_t nbytes)
+{
+    void *p = realloc(ptr, nbytes);
+    if (!p && nbytes > 0 && cache_nonempty()) {
+        lt_mem_trim();
+        p = realloc(ptr, nbytes);
+    }
+    return p;
 }
 
 void *lt_alloc(size_t nbytes, const char *op)
@@ -91,9 +137,10 @@ void *lt_alloc(size_t nbytes, const char *op)
     }
     pthread_mutex_unlock(&alloc_lock);
     if (!h) {
-        h = aligned_alloc(64, size + HEADER_BYTES);
+        h = os_aligned_alloc(size + HEADER_BYTES);
         if (!h) {
-            lt_error(LT_ERR_MEMORY, "%s: out of memory allocating %zu bytes", op, nbytes);
+            lt_error(LT_ERR_MEMORY, "%s: out of memory allocating %zu bytes (the buffer cache was emptied first)",
+                     op, nbytes);
             return NULL;
         }
         h->magic = BLOCK_MAGIC;

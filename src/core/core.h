@@ -23,6 +23,8 @@ typedef struct lt_meta {
     int64_t shape[LT_MAX_DIMS];
 } lt_meta;
 
+/* Product of the sizes (0 if any size is 0, however large the others);
+ * INT64_MAX when it overflows, which lt_check_shape never lets through. */
 int64_t lt_shape_numel(const int64_t *shape, int ndim);
 bool lt_shape_equal(const int64_t *a, int an, const int64_t *b, int bn);
 /* Writes "[2, 3]" into buf; returns buf. */
@@ -58,6 +60,10 @@ bool lt_error_pending(void);
 void *lt_alloc(size_t nbytes, const char *op);
 /* Returns a buffer from lt_alloc to the cache. */
 void lt_free(void *ptr);
+/* malloc / realloc that, when the OS refuses, empty the buffer cache
+ * (lt_mem_trim) and try once more. For large host buffers outside it. */
+void *lt_sys_malloc(size_t nbytes);
+void *lt_sys_realloc(void *ptr, size_t nbytes);
 
 /* ---- storage and tensors ------------------------------------------------ */
 
