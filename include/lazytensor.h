@@ -871,15 +871,20 @@ lt_status lt_step_end(void);
 
 /**
  * Writes tensors with their names to `path` in the safetensors format
- * (readable by PyTorch and Hugging Face tools), atomically (temp file +
- * rename).
+ * (readable by PyTorch and Hugging Face tools), atomically: into a new temp
+ * file "<path>.tmp.<pid>.<random>" next to it (created exclusively,
+ * never through a symlink, mode 0644 before the umask), then renamed over
+ * path. Temp files of that pattern in the same directory whose writer
+ * process no longer exists (a save killed part-way) are removed first.
  */
 lt_status lt_save_safetensors(const char *path, lt_tensor *const *tensors, const char *const *names, int n);
 /**
  * Loads `path` into existing tensors by name. Every name must be present
- * with the same dtype and shape; the file is fully validated before any
- * tensor is written, so on error (missing, truncated, corrupt, mismatched)
- * the tensors are untouched.
+ * with the same dtype and shape; the file (a regular file) is fully
+ * validated and every destination checked writable (an expanded view is
+ * not: LT_ERR_UNSUPPORTED) before any tensor is written, so on error
+ * (missing, truncated, corrupt, mismatched, unwritable) the tensors are
+ * untouched.
  */
 lt_status lt_load_safetensors(const char *path, lt_tensor *const *tensors, const char *const *names, int n);
 
@@ -894,7 +899,10 @@ typedef struct lt_dataset {
  * Reads an IDX image file and its label file (gzip-compressed or not),
  * e.g. Fashion-MNIST's train-images-idx3-ubyte.gz. A missing file gives
  * LT_ERR_IO naming it (and the Debian package dataset-fashion-mnist when
- * it is under /usr/share/datasets/fashion-mnist).
+ * it is under /usr/share/datasets/fashion-mnist). Header dims are checked
+ * with overflow-checked arithmetic (at most 2^24 pixels per image, 2^36
+ * bytes in all) and, for an uncompressed file, against its real size,
+ * before anything is allocated. On error *out is zeroed.
  */
 lt_status lt_dataset_load_idx(const char *images_path, const char *labels_path, lt_dataset *out);
 /** Frees a dataset's buffers (NULL-safe). */

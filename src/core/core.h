@@ -26,13 +26,13 @@ typedef struct lt_meta {
 /* Product of the sizes (0 if any size is 0, however large the others);
  * INT64_MAX when it overflows, which lt_check_shape never lets through. */
 int64_t lt_shape_numel(const int64_t *shape, int ndim);
-bool lt_shape_equal(const int64_t *a, int an, const int64_t *b, int bn);
-/* Writes "[2, 3]" into buf; returns buf. */
 /* The same product into *numel; false (and INT64_MAX) on overflow. */
 bool lt_shape_numel_checked(const int64_t *shape, int ndim, int64_t *numel);
 /* Largest span (bytes, sizes of 0 counted as 1) of any valid shape, so
  * strides, byte offsets and partial size products never overflow int64. */
 #define LT_MAX_SPAN_BYTES ((int64_t)1 << 59)
+bool lt_shape_equal(const int64_t *a, int an, const int64_t *b, int bn);
+/* Writes "[2, 3]" into buf; returns buf. */
 const char *lt_shape_str(const int64_t *shape, int ndim, char *buf, size_t cap);
 /* Row-major contiguous strides (in elements) for shape. */
 void lt_contiguous_strides(const int64_t *shape, int ndim, int64_t *strides);

@@ -7,9 +7,12 @@
 #include "api/api.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #define IDX_IMAGES_MAGIC 0x00000803u /* u8 data, 3 dims */
@@ -102,14 +105,14 @@ static lt_status read_header(gzFile f, const char *path, uint32_t magic, int ndi
 static lt_status read_payload(gzFile f, const char *path, int64_t header_bytes, int64_t payload, uint8_t **out)
 {
     size_t cap = (size_t)(payload < (int64_t)IDX_READ_CHUNK ? payload : (int64_t)IDX_READ_CHUNK);
-    uint8_t *buf = malloc(cap ? cap : 1);
+    uint8_t *buf = lt_sys_malloc(cap ? cap : 1);
     if (!buf)
         return lt_error(LT_ERR_MEMORY, "dataset_load_idx: out of memory reading '%s'", path);
     size_t done = 0;
     for (;;) {
         if (done == cap && done < (size_t)payload) {
             size_t grown = cap * 2 < (size_t)payload ? cap * 2 : (size_t)payload;
-            uint8_t *nb = realloc(buf, grown);
+            uint8_t *nb = lt_sys_realloc(buf, grown);
             if (!nb) {
                 free(buf);
                 return lt_error(LT_ERR_MEMORY, "dataset_load_idx: out of memory reading %lld bytes of '%s'",
@@ -145,12 +148,15 @@ static lt_status read_payload(gzFile f, const char *path, int64_t header_bytes, 
     return LT_OK;
 }
 
-/* Checks image dims against the bounds above. */
-static lt_status check_image_dims(const char *path, const int64_t *dims)
+/* Checks image dims against the bounds above with overflow-checked
+ * arithmetic (each dim is a hostile u32) and gives the payload size. */
+static lt_status check_image_dims(const char *path, const int64_t *dims, int64_t *payload)
 {
-    int64_t count = dims[0], rows = dims[1], cols = dims[2];
-    if (rows < 1 || cols < 1 || rows * cols > IDX_MAX_IMAGE_PIXELS ||
-        (count > 0 && rows * cols > IDX_MAX_TOTAL_BYTES / count))
+    int64_t count = dims[0], rows = dims[1], cols = dims[2], pixels = 0;
+    bool ok = rows >= 1 && cols >= 1 && !__builtin_mul_overflow(rows, cols, &pixels) &&
+              pixels <= IDX_MAX_IMAGE_PIXELS && !__builtin_mul_overflow(count, pixels, payload) &&
+              *payload <= IDX_MAX_TOTAL_BYTES;
+    if (!ok)
         return lt_error(LT_ERR_IO,
                         "dataset_load_idx: '%s' has absurd dims [%lld, %lld, %lld]: expected rows, cols >= 1, "
                         "rows*cols <= %lld and at most %lld bytes in all",
@@ -159,22 +165,64 @@ static lt_status check_image_dims(const char *path, const int64_t *dims)
     return LT_OK;
 }
 
+/* An uncompressed file must be exactly header + payload bytes long: check
+ * it against the real size before anything is allocated. (A gzip stream's
+ * size is known only by reading it; read_payload checks that one.) */
+static lt_status check_plain_size(gzFile f, const struct stat *sb, const char *path, int64_t header_bytes,
+                                  int64_t payload)
+{
+    if (!S_ISREG(sb->st_mode) || !gzdirect(f))
+        return LT_OK;
+    int64_t expected = header_bytes + payload, actual = (int64_t)sb->st_size; /* payload <= 2^36 */
+    if (actual < expected)
+        return truncated_error(path, expected, actual);
+    if (actual > expected)
+        return lt_error(LT_ERR_IO, "dataset_load_idx: '%s' is longer than expected: %lld bytes expected, %lld found",
+                        path, (long long)expected, (long long)actual);
+    return LT_OK;
+}
+
+/* Opens path (gzip or plain) with its stat, or an error naming it. */
+static lt_status open_idx(const char *path, const char *what, gzFile *f, struct stat *sb)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return open_error(what, path, errno);
+    if (fstat(fd, sb) != 0) {
+        int err = errno;
+        close(fd);
+        return open_error(what, path, err);
+    }
+    errno = 0;
+    *f = gzdopen(fd, "rb");
+    if (!*f) {
+        int err = errno ? errno : ENOMEM;
+        close(fd);
+        return open_error(what, path, err);
+    }
+    return LT_OK;
+}
+
 /* Opens path and reads a whole IDX u8 file of ndim dims (3: images, 1:
  * labels) into *data, with its dims. */
 static lt_status load_idx_file(const char *path, const char *what, uint32_t magic, int ndim, int64_t *dims,
                                uint8_t **data)
 {
-    errno = 0;
-    gzFile f = gzopen(path, "rb");
-    if (!f)
-        return open_error(what, path, errno ? errno : ENOMEM);
-    lt_status st = read_header(f, path, magic, ndim, dims);
+    gzFile f;
+    struct stat sb;
+    lt_status st = open_idx(path, what, &f, &sb);
+    if (st != LT_OK)
+        return st;
+    int64_t header_bytes = 4 + 4 * (int64_t)ndim, payload = 0;
+    st = read_header(f, path, magic, ndim, dims);
     if (st == LT_OK && ndim == 3)
-        st = check_image_dims(path, dims);
-    if (st == LT_OK) {
-        int64_t payload = ndim == 3 ? dims[0] * dims[1] * dims[2] : dims[0];
-        st = read_payload(f, path, 4 + 4 * (int64_t)ndim, payload, data);
-    }
+        st = check_image_dims(path, dims, &payload);
+    else if (st == LT_OK)
+        payload = dims[0]; /* a u32: at most 4 GiB of labels */
+    if (st == LT_OK)
+        st = check_plain_size(f, &sb, path, header_bytes, payload);
+    if (st == LT_OK)
+        st = read_payload(f, path, header_bytes, payload, data);
     gzclose(f);
     return st;
 }
@@ -229,6 +277,10 @@ static lt_status check_dataset(const char *op, const lt_dataset *d)
         return lt_error(LT_ERR_ARGUMENT, "%s: invalid dataset (count %lld, rows %lld, cols %lld, %s)", op,
                         (long long)d->count, (long long)d->rows, (long long)d->cols,
                         d->images && d->labels ? "data present" : "data missing");
+    int64_t pixels, total;
+    if (__builtin_mul_overflow(d->rows, d->cols, &pixels) || __builtin_mul_overflow(d->count, pixels, &total))
+        return lt_error(LT_ERR_ARGUMENT, "%s: invalid dataset: count %lld x rows %lld x cols %lld overflows 64 bits",
+                        op, (long long)d->count, (long long)d->rows, (long long)d->cols);
     return LT_OK;
 }
 
