@@ -107,6 +107,7 @@ def system_env(args, name, tmp):
     """(command, the variables this run sets, full environment)"""
     title, kind, mode = SYSTEMS[name]
     base = {k: v for k, v in os.environ.items() if not k.startswith(("OMP_", "KMP_", "GOMP_"))}
+    base["PYTHONDONTWRITEBYTECODE"] = "1"  # no __pycache__ in the source tree
     for k in ("LT_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR", "JAX_COMPILATION_CACHE_DIR", "XLA_FLAGS", "LT_BACKEND",
               "XLA_PERSISTENT_CACHE_PATH"):
         base.pop(k, None)

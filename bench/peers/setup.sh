@@ -37,26 +37,28 @@ die() { log "error: $*"; exit 1; }
 
 # Every python3 we can find, one path a line (duplicates are harmless).
 candidate_pythons() {
-    local name dir
+    local name path
     for name in python3.14 python3.13 python3.12 python3.11 python3; do
         command -v "$name" 2>/dev/null || true
     done
-    for dir in /usr/bin /usr/local/bin; do
-        ls "$dir"/python3.[0-9]* 2>/dev/null | grep -E 'python3\.[0-9]+$' || true
+    for path in /usr/bin/python3.[0-9]* /usr/local/bin/python3.[0-9]*; do
+        case "$path" in *[!0-9]) ;; *) printf '%s\n' "$path" ;; esac # python3.11, not python3.11-config
     done
     ls -d "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.*/bin/python3 2>/dev/null || true
     ls -d /opt/python*/bin/python3 /opt/python/*/bin/python3 /usr/local/python*/bin/python3 2>/dev/null || true
 }
 
 # Interpreters that can create a venv, one per minor version, newest first,
-# as "minor path" lines.
+# as "minor path" lines; the path is the interpreter's own (sys.executable),
+# so a pyenv shim is replaced by the version it runs.
 usable_pythons() {
-    local path ver
+    local path ver major minor exe
     while read -r path; do
         [ -x "$path" ] || continue
-        ver=$("$path" -c 'import sys, venv, ensurepip; print(sys.version_info[0], sys.version_info[1])' \
+        ver=$("$path" -c 'import sys, venv, ensurepip; print(sys.version_info[0], sys.version_info[1], sys.executable)' \
             2>/dev/null) || continue
-        if [ "${ver%% *}" = 3 ]; then printf '%s %s\n' "${ver##* }" "$path"; fi
+        read -r major minor exe <<<"$ver"
+        if [ "$major" = 3 ] && [ -x "$exe" ]; then printf '%s %s\n' "$minor" "$exe"; fi
     done < <(candidate_pythons) | sort -s -k1,1nr | awk '!seen[$1]++'
 }
 
