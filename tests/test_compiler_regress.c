@@ -610,7 +610,7 @@ static lt_tensor *fuzz_view(fuzz *f, lt_tensor *a)
 
 static lt_tensor *fuzz_other(fuzz *f, lt_tensor *a)
 {
-    int nd = lt_tensor_ndim(a), op = fuzz_pick(f, 6), d = fuzz_pick(f, nd);
+    int nd = lt_tensor_ndim(a), op = fuzz_pick(f, 9), d = fuzz_pick(f, nd);
     fuzz_note(f, "other", op, d);
     if (nd == 0)
         return lt_mul_scalar(a, 3);
@@ -629,6 +629,20 @@ static lt_tensor *fuzz_other(fuzz *f, lt_tensor *a)
             return NULL;
         return lt_mul_(c, fuzz_broadcast_operand(f, c)) ? c : NULL;
     }
+    case 5: { /* with a piece of any size along d, 0 included */
+        int64_t shape[LT_MAX_DIMS];
+        memcpy(shape, lt_tensor_shape(a), sizeof(int64_t) * (size_t)nd);
+        shape[d] = fuzz_size(f);
+        return lt_cat((lt_tensor *[]){a, fuzz_input(f, shape, nd)}, 2, d);
+    }
+    case 6: { /* a scattered write through a select, then a read of the whole */
+        lt_tensor *c = lt_clone(a);
+        int64_t len = lt_tensor_shape(a)[d];
+        if (!c || (len > 0 && !lt_fill_(lt_select(c, d, len - 1), -0.5)))
+            return NULL;
+        return lt_sum(c, NULL, 0, false);
+    }
+    case 7: return lt_to_dtype(lt_to_dtype(a, fuzz_pick(f, 2) ? LT_BF16 : LT_F64), LT_F32);
     default: return lt_contiguous(lt_transpose(a, 0, nd - 1));
     }
 }

@@ -310,6 +310,25 @@ static lt_tensor *case_grad_mm_k0_a(lt_device dev)
     return a && b && backward_sum(lt_matmul(a, b)) ? lt_grad(a) : NULL;
 }
 
+static lt_tensor *case_grad_mv_k0(lt_device dev)
+{
+    lt_tensor *a = leaf(F(3, 0)), *b = leaf(G(0));
+    return a && b && backward_sum(lt_matmul(a, b)) ? grads(a, b) : NULL;
+}
+
+static lt_tensor *case_grad_vm_k0(lt_device dev)
+{
+    lt_tensor *a = leaf(F(0)), *b = leaf(G(0, 5));
+    return a && b && backward_sum(lt_matmul(a, b)) ? grads(a, b) : NULL;
+}
+
+/* a Linear-style product with the weight's transpose: a column-major b */
+static lt_tensor *case_grad_linear_k0(lt_device dev)
+{
+    lt_tensor *a = leaf(F(3, 0)), *w = leaf(G(5, 0));
+    return a && w && backward_sum(lt_matmul(a, lt_transpose(w, 0, 1))) ? grads(a, w) : NULL;
+}
+
 static lt_tensor *case_grad_mm_m0(lt_device dev)
 {
     lt_tensor *a = leaf(F(0, 3)), *b = leaf(G(3, 4));
@@ -488,7 +507,7 @@ static const zcase cases[] = {
     ZF(grad_embedding, 0.0, 5, 3), ZF(grad_gather, 0.0, 3, 4), Z(grad_where, 0, 3), Z(grad_select, 2, 0, 3),
     ZF(grad_slice_empty, 0.0, 4, 3), Z(grad_diagonal, 0, 3), Z(grad_std, 2, 0, 3), Z(grad_sum_empty_dim, 3, 0),
     Z(grad_mse, 0, 3), Z(grad_cross_entropy, 0, 5), Z(grad_reshape, 2, 0, 3), Z(grad_cat, 6), Z(grad_mm_k0, 0),
-    Z(grad_mm_k0_a, 5, 5, 0), ZF(grad_mm_m0, 0.0, 12), ZF(grad_bmm_m0, 0.0, 12),
+    Z(grad_mm_k0_a, 5, 5, 0), Z(grad_mv_k0, 0), Z(grad_vm_k0, 0), Z(grad_linear_k0, 0), ZF(grad_mm_m0, 0.0, 12), ZF(grad_bmm_m0, 0.0, 12),
     ZF(grad_conv_batch0, 0.0, 54), ZF(grad_linear_batch0, 0.0, 8), ZF(grad_layer_norm_batch0, 0.0, 2),
     ZF(grad_layer_norm_rows0, 0.0, 8), Z(grad_attention_seq0, 288), Z(grad_attention_batch0, 80),
     ZE(grad_batch_norm_batch0, "more than 1 value"), Z(dropout_empty, 2, 0, 3), Z(sgd_step_batch0, 8), Z(adam_step_batch0, 8),
