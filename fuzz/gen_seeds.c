@@ -369,11 +369,34 @@ static void program_mixed(code *c)
     E(c, OP(P_READ), 2, 2);
 }
 
+/* Chains: expressions whose intermediates die, fused by the compiler.
+ * Layout: dst, src, n - 1, n link kinds, then (arg, other slot, scalar)
+ * per link (program_ops.c, chain_link). */
+static void program_chains(code *c)
+{
+    NEW(c, 0, D_F32, 1, 2, 3);
+    NEW(c, 1, D_F32, 4, 3);
+    E(c, OP(P_CHAIN), 2, 0, 2, 0, 3, 4);           /* t2 = reshape(transpose(exp(t0))) */
+    E(c, 2, 0, 0, 0, 0, 0, 0, 0, 0);
+    E(c, OP(P_READ), 2, 0);
+    E(c, OP(P_CHAIN), 3, 0, 2, 1, 2, 5);           /* t3 = sum(t1 + t0 * 3, dim 0) */
+    E(c, 3, 0, S_3, 0, 1, 0, 0, 0, 0);
+    E(c, OP(P_CHAIN), 4, 0, 2, 6, 0, 7);           /* t4 = flatten(exp(narrow(t0, 1, 1, 1))) */
+    E(c, 1, 0, 0, 2, 0, 0, 0, 0, 0);
+    E(c, OP(P_BARRIER), 0);
+    E(c, OP(P_READ), 3, 0);
+    E(c, OP(P_READ), 4, 0);
+    NEW(c, 0, D_F32, 2, 2, 0);                     /* an empty [2,0] */
+    E(c, OP(P_CHAIN), 5, 0, 2, 4, 5, 1);           /* t5 = sum(reshape(t0), dim -2) + 1 */
+    E(c, 0, 0, 0, 0x80, 0, 0, 0, 0, S_1);
+    E(c, OP(P_READ), 5, 0);
+}
+
 static void program_seeds(void)
 {
     void (*progs[])(code *) = {program_views, program_reductions, program_index, program_inplace_views,
-                               program_mixed};
-    const char *names[] = {"views", "reductions", "index", "inplace-views", "mixed"};
+                               program_mixed, program_chains};
+    const char *names[] = {"views", "reductions", "index", "inplace-views", "mixed", "chains"};
     for (size_t i = 0; i < sizeof progs / sizeof progs[0]; i++) {
         code c = {.n = 0};
         progs[i](&c);

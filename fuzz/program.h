@@ -56,7 +56,9 @@ enum prog_op {
     P_RELEASE,       /* slot */
     P_USE_RELEASED,  /* which dead handle, what use */
     P_BARRIER,       /* mark_step | barrier(true) | barrier(false) */
-    P_READ,          /* slot, copy_to_host | item | item_int */
+    P_READ,          /* slot, copy_to_host | to(cpu) | item | item_int */
+    P_CHAIN,         /* dst, src, length, links: an expression whose
+                        intermediates die at once (the compiler fuses them) */
     P_NUM_OPS
 };
 

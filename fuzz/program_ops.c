@@ -496,9 +496,20 @@ static void op_read(prog_run *r)
         return;
     lt_tensor *t = r->slot[s];
     r->res.read = true;
-    if (k < 2) {
+    if (k == 0) {
         say(r, "lt_copy_to_host(t%d, buf, cap)", s);
         r->res.status = prog_read(t, &r->res.values);
+        return;
+    }
+    if (k == 1) { /* to the cpu device (a sync on lazy), then the values */
+        say(r, "host = lt_to(t%d, lt_device_cpu()); lt_copy_to_host(host, buf, cap)", s);
+        lt_tensor *host = lt_to(t, lt_device_cpu());
+        r->res.status = fuzz_status_of(host != NULL, "to(cpu)");
+        if (host) {
+            FUZZ_CHECK(lt_tensor_device(host).kind == LT_DEVICE_CPU, "lt_to(cpu) gave a tensor on another device");
+            r->res.status = prog_read(host, &r->res.values);
+        }
+        lt_release(host);
         return;
     }
     prog_values *v = &r->res.values;
@@ -518,6 +529,75 @@ static void op_read(prog_run *r)
     r->res.status = fuzz_status_of(st == LT_OK, "item");
 }
 
+/* ---- fused expressions --------------------------------------------------------------------- */
+
+/* A reshape of t to [numel / f, f] for a divisor f picked by b: splitting
+ * and merging dims makes the compiler divide indices. */
+static lt_tensor *reshape_split(lt_tensor *t, uint8_t b, char *call, size_t cap)
+{
+    int64_t n = lt_tensor_numel(t), f = 1;
+    for (int64_t c = 2 + b % 5; n > 0 && c > 1; c--)
+        if (n % c == 0) {
+            f = c;
+            break;
+        }
+    int64_t dims[2] = {n > 0 ? n / f : 0, f};
+    snprintf(call, cap, "lt_reshape(%%s, (int64_t[]){%lld, %lld}, 2)", (long long)dims[0], (long long)dims[1]);
+    return lt_reshape(t, dims, 2);
+}
+
+/* One link of a chain applied to t (a new reference in the open scope);
+ * call receives the C of the call, with %s for its operand. */
+static lt_tensor *chain_link(prog_run *r, lt_tensor *t, uint8_t k, char *call, size_t cap)
+{
+    uint8_t a = prog_byte(r);
+    int other = pick_src(r);
+    double s = decode_scalar(r);
+    snprintf(call, cap, "%%s");
+    if (!t) /* an earlier link failed: keep its error */
+        return NULL;
+    int nd = ND(t) > 0 ? ND(t) : 1, dim = (int)(a % nd) - (a & 0x80 ? nd : 0);
+    int u = a % (int)(sizeof unary_ops / sizeof unary_ops[0]), sc = a % NSCALAR, bi = a % NBINARY;
+    switch (k % 8) {
+    case 0: snprintf(call, cap, "%s(%%s)", unary_ops[u].name); return unary_ops[u].fn(t);
+    case 1: snprintf(call, cap, "%s(%%s, %g)", scalar_ops[sc].name, s); return scalar_ops[sc].fn(t, s);
+    case 2: snprintf(call, cap, "%s(t%d, %%s)", binary_ops[bi].name, other); return binary_ops[bi].fn(r->slot[other], t);
+    case 3: snprintf(call, cap, "lt_transpose(%%s, 0, -1)"); return lt_transpose(t, 0, -1);
+    case 4: return reshape_split(t, a, call, cap);
+    case 5:
+        snprintf(call, cap, "%s(%%s, (int[]){%d}, 1, %s)", a & 0x40 ? "lt_amax" : "lt_sum", dim, a & 1 ? "true" : "false");
+        return a & 0x40 ? lt_amax(t, &dim, 1, a & 1) : lt_sum(t, &dim, 1, a & 1);
+    case 6: snprintf(call, cap, "lt_narrow(%%s, %d, 1, %d)", dim, a % 3); return lt_narrow(t, dim, 1, a % 3);
+    default: snprintf(call, cap, "lt_flatten(%%s, 0, -1)"); return lt_flatten(t, 0, -1);
+    }
+}
+
+/* dst = link_n(...link_1(src)): every intermediate is released before the
+ * next barrier, so the compiled backend fuses the chain into one kernel
+ * (through reshapes, transposes, broadcasts and reductions). */
+static void op_chain(prog_run *r)
+{
+    int dst = pick_dst(r), src = pick_src(r), n = 1 + prog_byte(r) % 4;
+    uint8_t links[4];
+    for (int i = 0; i < n; i++)
+        links[i] = prog_byte(r);
+    if (src < 0)
+        return;
+    char expr[1024], call[160], next[1024];
+    snprintf(expr, sizeof expr, "t%d", src);
+    lt_scope_begin();
+    lt_tensor *t = r->slot[src];
+    for (int i = 0; i < n; i++) {
+        t = chain_link(r, t, links[i], call, sizeof call);
+        snprintf(next, sizeof next, call, expr); /* call is ours: "...%s..." */
+        memcpy(expr, next, sizeof expr);
+    }
+    lt_keep(t);
+    lt_scope_end();
+    say(r, "t%d = %s /* intermediates released */", dst, expr);
+    finish(r, t, "chain", dst, -1, false);
+}
+
 typedef void (*op_fn)(prog_run *r);
 static const op_fn ops[P_NUM_OPS] = {
     [P_NEW] = op_new,           [P_FACTORY] = op_factory,     [P_UNARY] = op_unary,
@@ -529,17 +609,18 @@ static const op_fn ops[P_NUM_OPS] = {
     [P_INPLACE_SCALAR] = op_inplace_scalar, [P_GATHER] = op_gather, [P_INDEX_SELECT] = op_index_select,
     [P_SCATTER] = op_scatter,   [P_MATMUL] = op_matmul,       [P_CAT] = op_cat,
     [P_WHERE] = op_where,       [P_RELEASE] = op_release,     [P_USE_RELEASED] = op_use_released,
-    [P_BARRIER] = op_barrier,   [P_READ] = op_read,
+    [P_BARRIER] = op_barrier,   [P_READ] = op_read,           [P_CHAIN] = op_chain,
 };
 
 /* Op byte -> op: a weighted table, so in-place ops, reads and barriers
  * (where the lazy device keeps the most state) come up more often. */
 static const struct { int op, weight; } op_weights[] = {
-    {P_NEW, 4},     {P_FACTORY, 2}, {P_UNARY, 2},   {P_BINARY, 3},   {P_SCALAR, 2},       {P_CAST, 2},
+    {P_NEW, 3},     {P_FACTORY, 1}, {P_UNARY, 1},   {P_BINARY, 3},   {P_SCALAR, 1},       {P_CAST, 1},
     {P_REDUCE, 3},  {P_ROWWISE, 2}, {P_NARROW, 2},  {P_SELECT, 2},   {P_PERMUTE, 2},      {P_TRANSPOSE, 2},
     {P_RESHAPE, 2}, {P_EXPAND, 2},  {P_SQUEEZE, 2}, {P_DIAGONAL, 1}, {P_SLICE, 2},        {P_INPLACE, 5},
     {P_INPLACE_SCALAR, 4}, {P_GATHER, 1}, {P_INDEX_SELECT, 1}, {P_SCATTER, 1}, {P_MATMUL, 2}, {P_CAT, 1},
     {P_WHERE, 1},   {P_RELEASE, 2}, {P_USE_RELEASED, 2}, {P_BARRIER, 3}, {P_READ, 4},
+    {P_CHAIN, 5},
 };
 
 int prog_op_of_byte(uint8_t b)
