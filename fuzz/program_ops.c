@@ -14,8 +14,8 @@
 
 /* ---- tensors from bytes ------------------------------------------------------------- */
 
-/* A tensor of dt/dims whose elements are the next bytes, made on the
- * run's device; *trace_values receives a C initializer for the trace. */
+/* A tensor of dt/dims whose elements are the next bytes (index values in
+ * [-1, index_range] if index_values), made on the run's device. */
 static lt_tensor *tensor_from_bytes(prog_run *r, lt_dtype dt, const int64_t *dims, int ndim, bool index_values,
                                     int64_t index_range)
 {

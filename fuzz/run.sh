@@ -35,6 +35,14 @@ max_len() {
     esac
 }
 
+# The fuzz_program settings of this run, to repeat when reproducing.
+settings=""
+for v in FUZZ_PROGRAM_SKIP FUZZ_PROGRAM_BACKENDS FUZZ_PROGRAM_CPU_EVERY; do
+    eval "val=\${$v:-}"
+    # shellcheck disable=SC2154 # val is set by the eval
+    [ -n "$val" ] && settings="$settings$v=$val "
+done
+
 failed=""
 summary=""
 for name in "$@"; do
@@ -44,6 +52,7 @@ for name in "$@"; do
     [ -f "$here/dict/$name.dict" ] && dict="-dict=$here/dict/$name.dict"
     echo "==== $name: $seconds s"
     log="$dir/last.log"
+    touch "$dir/.started"
     # shellcheck disable=SC2086 # FUZZ_FLAGS and dict are word lists
     "$bin_dir/$name" -max_total_time="$seconds" -timeout=300 -max_len="$(max_len "$name")" \
         -print_final_stats=1 -artifact_prefix="$dir/artifacts/" $dict ${FUZZ_FLAGS:-} \
@@ -52,18 +61,25 @@ for name in "$@"; do
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
     rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
     added=$(sed -n 's/^stat::new_units_added: *//p' "$log" | tail -1)
+    if [ -z "$execs" ]; then # -fork mode: the last status line "#N: cov: ... exec/s R ..."
+        last=$(grep -E "^#[0-9]+: cov:" "$log" | tail -1)
+        execs=$(echo "$last" | sed -n 's/^#\([0-9]*\):.*/\1/p')
+        rate=$(echo "$last" | sed -n 's/.*exec\/s \([0-9]*\).*/\1/p')
+    fi
     line="$name: ${execs:-?} execs, ${rate:-?} execs/s, ${added:-?} new inputs"
     echo "     $line"
     summary="$summary
   $line"
-    artifacts=$(grep -o "Test unit written to [^ ]*" "$log" | sed 's/Test unit written to //')
+    # Inputs this run saved (crash-, leak-, timeout-, oom-; in -fork mode
+    # the log does not name them).
+    artifacts=$(find "$dir/artifacts" -type f -newer "$dir/.started" | sort)
     if [ $status -ne 0 ] || [ -n "$artifacts" ]; then
         failed="$failed $name"
         echo "==== $name FOUND A PROBLEM (exit status $status). What it reported:"
         grep -E -A25 "FUZZ FINDING|runtime error|ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)" "$log" | head -60
         for a in $artifacts; do
             echo "==== reproducer: $a"
-            echo "     run it again: UBSAN_OPTIONS=suppressions=$here/ubsan.supp $bin_dir/$name $a"
+            echo "     run it again: ${settings}UBSAN_OPTIONS=suppressions=$here/ubsan.supp $bin_dir/$name $a"
         done
         [ -z "$artifacts" ] && echo "==== no reproducer was written; the whole log is $log"
     fi
