@@ -25,7 +25,7 @@
  *   FUZZ_PROGRAM_SKIP=a,b     families to leave out (program.h: size0,
  *                             empty_reduce, release, view_inplace,
  *                             expand_inplace, async, index, matmul,
- *                             bad_index, cast, deferred)
+ *                             bad_index, cast, deferred, inf_extremum)
  *   FUZZ_PROGRAM_BACKENDS     lazy backends to compare (default
  *                             "interp,cpu")
  *   FUZZ_PROGRAM_CPU_EVERY=N  compiled backend on one input in N (by a
@@ -63,7 +63,7 @@ static const struct { const char *name; unsigned bit; } families[] = {
     {"size0", F_SIZE0},         {"empty_reduce", F_EMPTY_REDUCE},     {"release", F_RELEASE},
     {"view_inplace", F_VIEW_INPLACE}, {"expand_inplace", F_EXPAND_INPLACE}, {"async", F_ASYNC},
     {"index", F_INDEX},         {"matmul", F_MATMUL},                 {"bad_index", F_BAD_INDEX},
-    {"cast", F_CAST},           {"deferred", F_DEFERRED},
+    {"cast", F_CAST},           {"deferred", F_DEFERRED},             {"inf_extremum", F_INF_EXTREMUM},
 };
 
 static unsigned parse_skip(const char *text)
@@ -111,6 +111,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     if (every && atoi(every) > 0)
         compiled_every = (uint64_t)atoi(every);
     lazy_dev = lt_device_parse("lazy");
+    /* A small program cache bounds the memory of long runs (every new
+     * graph is a program) and exercises eviction and disk-cache reloads. */
+    FUZZ_CHECK(lt_lazy_set_cache_size(64) == LT_OK, "setting the program cache size");
     if (use_compiled && lt_lazy_set_backend("cpu") != LT_OK) {
         fprintf(stderr, "fuzz_program: the compiled backend is unavailable (%s); interp only\n", lt_last_error());
         use_compiled = false;
@@ -292,6 +295,7 @@ static void run_lazy_on(const char *backend, const uint8_t *data, size_t size)
     run_init(&r, lazy_dev, data, size);
     bool complete = true;
     for (int k = 0; k < tr.nsteps && complete; k++) {
+        r.force_skip = tr.steps[k].skipped;
         prog_step(&r);
         complete = check_step(&r, k);
         prog_values_free(&r.res.values);

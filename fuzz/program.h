@@ -77,6 +77,9 @@ enum prog_family {
     F_CAST = 1 << 9,          /* "cast": no float -> integer conversion of non-finite values */
     F_DEFERRED = 1 << 10,     /* "deferred": where cpu fails but the lazy op does not (an error
                                  deferred to the barrier), stop without checking that barrier */
+    F_INF_EXTREMUM = 1 << 11, /* "inf_extremum": no max/min-based reduction (amax, amin,
+                                 argmax, max_dim, logsumexp, softmax) of a tensor holding an
+                                 infinity (decided on the cpu run's values) */
 };
 
 /* One tensor's values as the host sees them (f64, row-major). */
@@ -103,6 +106,7 @@ typedef struct step_result {
     int64_t strides[LT_MAX_DIMS];
     bool barrier;        /* the step was lt_mark_step / lt_barrier */
     bool read;           /* the step read values: `values` */
+    bool skipped;        /* left out by a skipped family, decided on cpu values */
     prog_values values;
 } step_result;
 
@@ -113,6 +117,7 @@ typedef struct prog_run {
     size_t len, pos;
     unsigned skip; /* prog_family bits */
     bool trace;    /* print each step as C */
+    bool force_skip; /* lazy runs: the cpu run left this step out (res.skipped) */
     lt_tensor *slot[NSLOTS];
     int family[NSLOTS]; /* slots sharing a base (views) share a family */
     bool is_view[NSLOTS];

@@ -228,6 +228,24 @@ bool has_zero_stride(lt_tensor *t)
     return false;
 }
 
+bool skip_extremum(prog_run *r, lt_tensor *x)
+{
+    if (!(r->skip & F_INF_EXTREMUM))
+        return false;
+    if (r->dev.kind == LT_DEVICE_LAZY)
+        return r->res.skipped = r->force_skip;
+    prog_values v;
+    bool inf = false;
+    if (x && prog_read(x, &v) == LT_OK)
+        for (int64_t i = 0; i < v.numel; i++)
+            inf |= isinf(v.v[i]) != 0;
+    prog_values_free(&v);
+    lt_clear_error();
+    if (inf)
+        say(r, "/* left out (inf_extremum): */ ");
+    return r->res.skipped = inf;
+}
+
 void prog_release_all(prog_run *r)
 {
     for (int i = 0; i < NSLOTS; i++) {

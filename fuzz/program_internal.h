@@ -37,6 +37,10 @@ int pick_dst(prog_run *r);
 void finish(prog_run *r, lt_tensor *t, const char *what, int dst, int family, bool view);
 void finish_inplace(prog_run *r, lt_tensor *t, const char *what, int dst);
 bool has_zero_stride(lt_tensor *t);
+/* With F_INF_EXTREMUM skipped: true (and res.skipped set) when a max/min
+ * reduction of x is to be left out because x holds an infinity; on lazy,
+ * the cpu run's decision for this step. */
+bool skip_extremum(prog_run *r, lt_tensor *x);
 
 /* With F_CAST skipped, a floating tensor about to be converted to an
  * integer dtype made finite and in range first; a new reference. */

@@ -253,6 +253,8 @@ static void op_reduce(prog_run *r)
         dims[i] = decode_dim(r, ND(x));
     if ((r->skip & F_EMPTY_REDUCE) && empty_reduction(x, dims, ndims))
         return;
+    if ((k == 3 || k == 4 || k == 7) && skip_extremum(r, x))
+        return;
     static const char *const names[10] = {"lt_sum", "lt_mean", "lt_prod", "lt_amax", "lt_amin",
                                           "lt_all", "lt_any",  "lt_logsumexp", "lt_var", "lt_std"};
     lt_tensor *t = NULL;
@@ -286,6 +288,8 @@ static void op_rowwise(prog_run *r)
     bool keep = arg & 0x80;
     int dims[1] = {dim};
     if ((r->skip & F_EMPTY_REDUCE) && k <= 2 && empty_reduction(x, dims, 1))
+        return;
+    if (k <= 4 && skip_extremum(r, x))
         return;
     static const char *const names[8] = {"lt_argmax", "lt_argmin",      "lt_max_dim", "lt_softmax",
                                          "lt_log_softmax", "lt_cumsum", "lt_tril",    "lt_triu"};
@@ -565,6 +569,8 @@ static lt_tensor *chain_link(prog_run *r, lt_tensor *t, uint8_t k, char *call, s
     case 3: snprintf(call, cap, "lt_transpose(%%s, 0, -1)"); return lt_transpose(t, 0, -1);
     case 4: return reshape_split(t, a, call, cap);
     case 5:
+        if ((a & 0x40) && skip_extremum(r, t))
+            return NULL; /* the chain is left out */
         snprintf(call, cap, "%s(%%s, (int[]){%d}, 1, %s)", a & 0x40 ? "lt_amax" : "lt_sum", dim, a & 1 ? "true" : "false");
         return a & 0x40 ? lt_amax(t, &dim, 1, a & 1) : lt_sum(t, &dim, 1, a & 1);
     case 6: snprintf(call, cap, "lt_narrow(%%s, %d, 1, %d)", dim, a % 3); return lt_narrow(t, dim, 1, a % 3);
@@ -594,6 +600,10 @@ static void op_chain(prog_run *r)
     }
     lt_keep(t);
     lt_scope_end();
+    if (r->res.skipped) {
+        lt_release(t);
+        return;
+    }
     say(r, "t%d = %s /* intermediates released */", dst, expr);
     finish(r, t, "chain", dst, -1, false);
 }
