@@ -108,7 +108,6 @@ static lt_status infer_cast(lt_op op, const lt_meta *in, int nin, const lt_attrs
  * broadcast to dst's shape. */
 static lt_status infer_write(lt_op op, const lt_meta *in, int nin, const lt_attrs *a, lt_meta *out)
 {
-    (void)a;
     if (nin == 2) {
         lt_meta b;
         lt_status st = lt_broadcast_shapes("copy_", &in[0], &in[1], &b);
@@ -121,7 +120,11 @@ static lt_status infer_write(lt_op op, const lt_meta *in, int nin, const lt_attr
                             lt_shape_str(in[0].shape, in[0].ndim, s2, sizeof s2));
         }
     }
-    (void)op;
+    if (op == LT_OP_FILL) {
+        lt_status st = lt_check_fill_value("fill_", a->f[0], (lt_dtype)in[0].dtype);
+        if (st != LT_OK)
+            return st;
+    }
     out[0] = lt_meta_make((lt_dtype)in[0].dtype, in[0].shape, in[0].ndim);
     return LT_OK;
 }

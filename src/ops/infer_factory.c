@@ -14,6 +14,8 @@ static lt_status infer_factory(lt_op op, const lt_meta *in, int nin, const lt_at
     if ((op == LT_OP_RAND || op == LT_OP_RANDN) && !floating)
         return lt_error(LT_ERR_DTYPE, "%s: dtype %s is not floating (expected f32, f64, bf16 or f16)",
                         name, lt_dtype_name((lt_dtype)a->dtype));
+    if (op == LT_OP_FULL && (st = lt_check_fill_value(name, a->f[0], (lt_dtype)a->dtype)) != LT_OK)
+        return st;
     if (op == LT_OP_RANDINT && a->dtype == LT_BOOL)
         return lt_error(LT_ERR_DTYPE, "randint: dtype bool is not supported");
     out[0] = lt_meta_make((lt_dtype)a->dtype, a->i, a->ni);

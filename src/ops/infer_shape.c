@@ -300,9 +300,7 @@ static lt_status infer_scatter(lt_op op, const lt_meta *in, int nin, const lt_at
     return LT_OK;
 }
 
-/* Checks a fill value fits the destination dtype without undefined
- * conversion (PyTorch refuses overflowing scalars the same way). */
-static lt_status check_fill_value(const char *op, double v, lt_dtype dt)
+lt_status lt_check_fill_value(const char *op, double v, lt_dtype dt)
 {
     double lo, hi;
     switch (dt) {
@@ -339,7 +337,7 @@ static lt_status infer_masked_fill(lt_op op, const lt_meta *in, int nin, const l
                         lt_shape_str(mask->shape, mask->ndim, s1, sizeof s1),
                         lt_shape_str(self->shape, self->ndim, s2, sizeof s2));
     }
-    st = check_fill_value("masked_fill", a->f[0], (lt_dtype)self->dtype);
+    st = lt_check_fill_value("masked_fill", a->f[0], (lt_dtype)self->dtype);
     if (st != LT_OK)
         return st;
     out[0] = lt_meta_make((lt_dtype)self->dtype, self->shape, self->ndim);

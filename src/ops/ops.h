@@ -103,6 +103,11 @@ lt_op lt_view_of_scatter(lt_op op);
 
 /* Broadcasts a and b (NumPy rules) into out; error names op on failure. */
 lt_status lt_broadcast_shapes(const char *op, const lt_meta *a, const lt_meta *b, lt_meta *out);
+/* Checks that a fill value (full, fill_, masked_fill) converts to dtype dt
+ * without undefined behaviour: NaN, infinities and out-of-range values are
+ * refused for integer dtypes, finite overflow for f32/bf16/f16 (PyTorch
+ * refuses them the same way). The error names op. */
+lt_status lt_check_fill_value(const char *op, double v, lt_dtype dt);
 /* PyTorch result_type over n metas: dimensioned tensors > zero-dim tensors
  * > weak scalars, by category (bool < integer < floating). */
 lt_dtype lt_result_type(const lt_meta *in, int n);
