@@ -50,6 +50,10 @@ int kir_expr_add(kir_kernel *k, char *owned)
     return k->nexprs++;
 }
 
+/* Where the next piece of text goes: NULL when only measuring (cap 0), so
+ * no arithmetic is done on a NULL buffer. */
+static char *tail_of(char *buf, size_t at, size_t cap) { return cap ? buf + at : NULL; }
+
 int kir_aff_str(const kir_kernel *k, const kir_aff *x, char *buf, size_t cap)
 {
     if (x->expr >= 0)
@@ -65,13 +69,13 @@ int kir_aff_str(const kir_kernel *k, const kir_aff *x, char *buf, size_t cap)
         size_t at = (size_t)n < cap ? (size_t)n : cap;
         const char *sep = n ? " + " : "";
         if (x->a[v] == 1)
-            n += snprintf(buf + at, cap - at, "%si%d", sep, v);
+            n += snprintf(tail_of(buf, at, cap), cap - at, "%si%d", sep, v);
         else
-            n += snprintf(buf + at, cap - at, "%si%d * %lld", sep, v, (long long)x->a[v]);
+            n += snprintf(tail_of(buf, at, cap), cap - at, "%si%d * %lld", sep, v, (long long)x->a[v]);
     }
     if (x->c != 0 || n == 0) {
         size_t at = (size_t)n < cap ? (size_t)n : cap;
-        n += snprintf(buf + at, cap - at, "%s%lld", n ? " + " : "", (long long)x->c);
+        n += snprintf(tail_of(buf, at, cap), cap - at, "%s%lld", n ? " + " : "", (long long)x->c);
     }
     return n;
 }
