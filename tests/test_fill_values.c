@@ -64,6 +64,13 @@ static void refused_case(lt_device dev)
     LT_EXPECT_ERROR(LT_ERR_ARGUMENT, "i32");
     assert_null(lt_full(two, 1, 1e39, LT_F32, dev));
     LT_EXPECT_ERROR(LT_ERR_ARGUMENT, "overflows dtype f32");
+    /* arange and linspace: their first and last values bound the rest */
+    assert_null(lt_arange(-1, 2, 1, LT_U8, dev));
+    LT_EXPECT_ERROR(LT_ERR_ARGUMENT, "arange: value -1");
+    assert_null(lt_arange(250, 260, 1, LT_U8, dev));
+    LT_EXPECT_ERROR(LT_ERR_ARGUMENT, "arange: value 259");
+    assert_null(lt_linspace(0, 3e9, 3, LT_I32, dev));
+    LT_EXPECT_ERROR(LT_ERR_ARGUMENT, "linspace: value 3e+09");
 }
 
 static void accepted_case(lt_device dev)
@@ -78,6 +85,8 @@ static void accepted_case(lt_device dev)
     lt_tensor *z = LT_OK_T(lt_zeros(two, 1, LT_I64, dev));
     LT_OK_T(lt_fill_(z, -7));
     assert_values(z, -7, 2);
+    assert_values(lt_arange(255, 256, 1, LT_U8, dev), 255, 1); /* the end itself is not written */
+    assert_values(lt_linspace(7, 7, 2, LT_U8, dev), 7, 2);
 }
 
 static void test_unrepresentable_fill_values_are_refused(void **state)

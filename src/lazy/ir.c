@@ -26,7 +26,8 @@ static uint64_t generation = 1;
 
 uint64_t lt_ir_generation(void) { return generation; }
 const lt_node *lt_ir_node(uint32_t index) { return &nodes[index]; }
-const lt_value *lt_ir_inputs(const lt_node *n) { return &inputs[n->first_input]; }
+/* NULL while no node has inputs (no arithmetic on a NULL array). */
+const lt_value *lt_ir_inputs(const lt_node *n) { return inputs ? &inputs[n->first_input] : NULL; }
 uint32_t lt_ir_node_count(void) { return node_count; }
 
 /* ---- hashing: two independent 64-bit mixes make a 128-bit hash ---------- */

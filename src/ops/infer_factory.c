@@ -2,6 +2,24 @@
  * the attributes. */
 #include "ops/ops.h"
 
+/* The values full, arange and linspace write must fit the dtype: their
+ * first and last values bound every other one. */
+static lt_status check_values(lt_op op, const char *name, const lt_attrs *a)
+{
+    lt_dtype dt = (lt_dtype)a->dtype;
+    int64_t n = a->ni > 0 ? a->i[0] : 0;
+    lt_status st = LT_OK;
+    if (op == LT_OP_FULL)
+        st = lt_check_fill_value(name, a->f[0], dt);
+    else if ((op == LT_OP_ARANGE || op == LT_OP_LINSPACE) && n > 0) {
+        double last = op == LT_OP_ARANGE ? a->f[0] + (double)(n - 1) * a->f[1] : n > 1 ? a->f[1] : a->f[0];
+        st = lt_check_fill_value(name, a->f[0], dt);
+        if (st == LT_OK)
+            st = lt_check_fill_value(name, last, dt);
+    }
+    return st;
+}
+
 static lt_status infer_factory(lt_op op, const lt_meta *in, int nin, const lt_attrs *a, lt_meta *out)
 {
     (void)in;
@@ -14,7 +32,7 @@ static lt_status infer_factory(lt_op op, const lt_meta *in, int nin, const lt_at
     if ((op == LT_OP_RAND || op == LT_OP_RANDN) && !floating)
         return lt_error(LT_ERR_DTYPE, "%s: dtype %s is not floating (expected f32, f64, bf16 or f16)",
                         name, lt_dtype_name((lt_dtype)a->dtype));
-    if (op == LT_OP_FULL && (st = lt_check_fill_value(name, a->f[0], (lt_dtype)a->dtype)) != LT_OK)
+    if ((st = check_values(op, name, a)) != LT_OK)
         return st;
     if (op == LT_OP_RANDINT && a->dtype == LT_BOOL)
         return lt_error(LT_ERR_DTYPE, "randint: dtype bool is not supported");
