@@ -204,6 +204,10 @@ lt_status lt_lazy_value_of(lt_tensor *t, lt_value *v)
             st = apply_chain(z->chain, z->nchain, base, v);
         if (st != LT_OK)
             return st;
+        /* data memoized by an earlier read predates the base's new value
+         * (a write through another view of the same base), and is stale */
+        lt_storage_unref(t->storage);
+        t->storage = NULL;
         z->base_version = L(z->base)->version;
         set_pending(t, *v);
         return LT_OK;
