@@ -605,7 +605,12 @@ static void op_chain(prog_run *r)
         return;
     }
     say(r, "t%d = %s /* intermediates released */", dst, expr);
-    finish(r, t, "chain", dst, -1, false);
+    /* A chain of views only (transpose, reshape, narrow, flatten) may
+     * share src's storage: it joins src's family, as a view. */
+    bool views_only = true;
+    for (int i = 0; i < n; i++)
+        views_only &= links[i] % 8 == 3 || links[i] % 8 == 4 || links[i] % 8 >= 6;
+    finish(r, t, "chain", dst, views_only ? r->family[src] : -1, views_only);
 }
 
 typedef void (*op_fn)(prog_run *r);
