@@ -238,6 +238,76 @@ static void test_integer_clamp_known_values(void **state)
     }
 }
 
+/* ---- defined float-to-integer conversion ------------------------------------- */
+
+static int devices(lt_device *dev, const char **backend);
+static const char *device_name(const char *backend);
+
+/* Floats an integer dtype cannot hold convert as on x86 and in PyTorch:
+ * the type's minimum for i32 and i64, the low byte of the i32 result for
+ * u8. C leaves these casts undefined, so the cpu device used to rely on
+ * the compiler (UBSan reported it) and generated code did the same. Known
+ * values, on every device and from f32 and f64. */
+static void test_float_to_int_out_of_range(void **state)
+{
+    (void)state;
+    const double in[] = {NAN, INFINITY, -INFINITY, 3e38, -3e38, 2147483648.0, -2147483904.0,
+                         300.7, -1.5, 1e19, -9.3e18, 42.9};
+    const double i32_min = -2147483648.0, i64_min = -9223372036854775808.0;
+    const double want_i32[] = {i32_min, i32_min, i32_min, i32_min, i32_min, i32_min,
+                               i32_min, 300, -1, i32_min, i32_min, 42};
+    const double want_i64[] = {i64_min, i64_min, i64_min, i64_min, i64_min, 2147483648.0,
+                               -2147483904.0, 300, -1, i64_min, i64_min, 42};
+    const double want_u8[] = {0, 0, 0, 0, 0, 0, 0, 44, 255, 0, 0, 42};
+    const int64_t n = (int64_t)(sizeof in / sizeof in[0]);
+    lt_device dev[3];
+    const char *backend[3];
+    int ndev = devices(dev, backend);
+    for (int i = 0; i < ndev; i++) {
+        if (backend[i])
+            assert_int_equal(lt_lazy_set_backend(backend[i]), LT_OK);
+        for (int f = 0; f < 2; f++) {
+            lt_dtype from = f ? LT_F64 : LT_F32;
+            print_message("on %s, from %s\n", device_name(backend[i]), lt_dtype_name(from));
+            lt_tensor *x = LT_OK_T(lt_to(lt_test_tensor(in, &n, 1, from), dev[i]));
+            /* an elementwise op first, so the compiled cast is fused */
+            x = LT_OK_T(lt_mul_scalar(x, 1.0));
+            lt_tensor *a = LT_OK_T(lt_to_dtype(x, LT_I32));
+            lt_tensor *b = LT_OK_T(lt_to_dtype(x, LT_I64));
+            lt_tensor *c = LT_OK_T(lt_to_dtype(x, LT_U8));
+            assert_int_equal(lt_mark_step(), LT_OK);
+            LT_ASSERT_ARRAY(a, want_i32, n, 0);
+            LT_ASSERT_ARRAY(b, want_i64, n, 0);
+            LT_ASSERT_ARRAY(c, want_u8, n, 0);
+        }
+    }
+}
+
+/* An f32 reduction widened to f64 keeps its f32 rounding: the compiled
+ * kernel computes the mean in double and must round it to f32 before the
+ * cast, as the cpu device does. 1/3 is not an f32, so the two differ. */
+static void test_reduction_rounded_before_widening(void **state)
+{
+    (void)state;
+    const float third = 1.0f / 3.0f; /* the mean of {0, 0, 1} in f32 */
+    lt_device dev[3];
+    const char *backend[3];
+    int ndev = devices(dev, backend);
+    for (int i = 0; i < ndev; i++) {
+        if (backend[i])
+            assert_int_equal(lt_lazy_set_backend(backend[i]), LT_OK);
+        print_message("on %s\n", device_name(backend[i]));
+        lt_tensor *x = LT_OK_T(lt_to(LT_T(LT_F32, LT_DIMS(2, 3), 0, 0, 1, 1, 0, 0), dev[i]));
+        lt_tensor *m = LT_OK_T(lt_to_dtype(lt_mean(x, (int[]){1}, 1, false), LT_F64));
+        lt_tensor *s = LT_OK_T(lt_to_dtype(lt_mean(x, NULL, 0, false), LT_F64));
+        lt_tensor *v = LT_OK_T(lt_to_dtype(lt_var(lt_mul_scalar(x, 1.0), NULL, 0, 0.0, false), LT_F64));
+        assert_int_equal(lt_mark_step(), LT_OK);
+        LT_ASSERT_VALUES(m, 0, (double)third, (double)third);
+        LT_ASSERT_VALUES(s, 0, (double)third);
+        LT_ASSERT_VALUES(v, 0, (double)(2.0f / 9.0f));
+    }
+}
+
 /* ---- size 0 ----------------------------------------------------------------------- */
 
 static bool cpu_backend_available(void)
@@ -761,6 +831,8 @@ int main(void)
         LT_TEST(test_integer_ops_interp),
         LT_TEST(test_integer_ops_cpu),
         LT_TEST(test_integer_clamp_known_values),
+        LT_TEST(test_float_to_int_out_of_range),
+        LT_TEST(test_reduction_rounded_before_widening),
         LT_TEST(test_empty_dim_in_loop_nest),
         LT_TEST(test_empty_dim_inside_long_loop),
         LT_TEST(test_empty_temporary),

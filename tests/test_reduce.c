@@ -500,6 +500,27 @@ static void test_nan_propagation(void **state)
     LT_ASSERT_VALUES(lt_argmax(t, 1, false), 0, 0, 1);
 }
 
+/* Lines made only of one infinity: the running extremum must start at the
+ * identity (an infinity), not at the largest finite value. 37 elements
+ * cover the vector lanes and a tail, in f32 and f64. */
+static void test_extrema_of_infinite_lines(void **state)
+{
+    (void)state;
+    for (int dt = 0; dt < 2; dt++) {
+        lt_dtype dtype = dt ? LT_F64 : LT_F32;
+        for (int sign = -1; sign <= 1; sign += 2) {
+            double v[37];
+            for (int i = 0; i < 37; i++)
+                v[i] = sign * INFINITY;
+            lt_tensor *t = LT_OK_T(lt_test_tensor(v, LT_DIMS(37), dtype));
+            LT_ASSERT_VALUES(lt_amax(t, NULL, 0, false), 0, sign * INFINITY);
+            LT_ASSERT_VALUES(lt_amin(t, NULL, 0, false), 0, sign * INFINITY);
+            LT_ASSERT_VALUES(lt_argmax(t, 0, false), 0, 0);
+            LT_ASSERT_VALUES(lt_argmin(t, 0, false), 0, 0);
+        }
+    }
+}
+
 /* ---- var / std / mean --------------------------------------------------- */
 
 static void test_var_std_correction(void **state)
@@ -978,6 +999,7 @@ int main(void)
         LT_TEST(test_max_dim_indices_ties_nan),
         LT_TEST(test_argmax_long_rows),
         LT_TEST(test_nan_propagation),
+        LT_TEST(test_extrema_of_infinite_lines),
         LT_TEST(test_var_std_correction),
         LT_TEST(test_logsumexp_stable),
         LT_TEST(test_softmax_values),

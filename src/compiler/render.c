@@ -140,6 +140,8 @@ static void cvt(char *out, size_t cap, const char *x, int from, int to)
         frag(out, cap, "lt_f32_to_bf16((float)(%s))", x);
     else if (to == LT_F16)
         frag(out, cap, "lt_f32_to_f16((float)(%s))", x);
+    else if ((from == LT_F32 || from == LT_F64) && (to == LT_I32 || to == LT_I64 || to == LT_U8))
+        frag(out, cap, "lt_float_to_%s(%s)", to == LT_I32 ? "i32" : to == LT_I64 ? "i64" : "u8", x);
     else if (x[strspn(x, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.[]")] == '\0')
         frag(out, cap, "(%s)%s", vtype(to), x); /* a name, a number or S[k] */
     else
@@ -1198,6 +1200,17 @@ static const char prelude[] =
     "    void *ctx;\n"
     "    int (*call)(void *ctx, int id); /* runs call `id` of the program's table */\n"
     "} lt_rt;\n"
+    "\n"
+    "/* float to integer, defined where C's cast is not (as core.h) */\n"
+    "static inline int32_t lt_float_to_i32(double v)\n"
+    "{\n"
+    "    return (v > -2147483649.0 && v < 2147483648.0) ? (int32_t)v : INT32_MIN;\n"
+    "}\n"
+    "static inline int64_t lt_float_to_i64(double v)\n"
+    "{\n"
+    "    return (v >= -9223372036854775808.0 && v < 9223372036854775808.0) ? (int64_t)v : INT64_MIN;\n"
+    "}\n"
+    "static inline uint8_t lt_float_to_u8(double v) { return (uint8_t)(uint32_t)lt_float_to_i32(v); }\n"
     "\n"
     "/* bf16: the top half of an f32, rounded to nearest even, NaN kept */\n"
     "static inline float lt_bf16_to_f32(uint16_t h)\n"

@@ -157,6 +157,24 @@ uint16_t lt_f32_to_bf16(float f);
 float lt_f16_to_f32(uint16_t h);
 uint16_t lt_f32_to_f16(float f);
 
+/* ---- float to integer conversion ---------------------------------------- */
+
+/* C leaves a float-to-integer conversion undefined when the truncated value
+ * does not fit (NaN, an infinity, 3e38 to i32). These give a defined result,
+ * the one x86's truncating conversions give and PyTorch shows on CPU: the
+ * type's minimum for i32 and i64; u8 takes the low byte of the i32 result
+ * (300.0 -> 44, -1.0 -> 255). Eager kernels use them through LT_STORE_* and
+ * generated code carries copies (compiler/render.c), so both agree. */
+static inline int32_t lt_float_to_i32(double v)
+{
+    return (v > -2147483649.0 && v < 2147483648.0) ? (int32_t)v : INT32_MIN;
+}
+static inline int64_t lt_float_to_i64(double v)
+{
+    return (v >= -9223372036854775808.0 && v < 9223372036854775808.0) ? (int64_t)v : INT64_MIN;
+}
+static inline uint8_t lt_float_to_u8(double v) { return (uint8_t)(uint32_t)lt_float_to_i32(v); }
+
 /* ---- threads ------------------------------------------------------------ */
 
 /* Elements of elementwise work above which kernels go parallel. */

@@ -125,9 +125,16 @@ int64_t lt_eager_offset_of(const lt_tensor *t, int64_t i);
 #define LT_LOAD_f16(p) lt_f16_to_f32(*(const uint16_t *)(p))
 #define LT_STORE_f32(p, v) (*(float *)(p) = (float)(v))
 #define LT_STORE_f64(p, v) (*(double *)(p) = (double)(v))
-#define LT_STORE_i32(p, v) (*(int32_t *)(p) = (int32_t)(v))
-#define LT_STORE_i64(p, v) (*(int64_t *)(p) = (int64_t)(v))
-#define LT_STORE_u8(p, v) (*(uint8_t *)(p) = (uint8_t)(v))
+#define LT_STORE_i32(p, v) (*(int32_t *)(p) = LT_TO_INT(i32, v))
+#define LT_STORE_i64(p, v) (*(int64_t *)(p) = LT_TO_INT(i64, v))
+#define LT_STORE_u8(p, v) (*(uint8_t *)(p) = LT_TO_INT(u8, v))
+/* A value to an integer dtype: floats through the defined conversions of
+ * core.h, integers by C's (modular) conversion. */
+#define LT_TO_INT(S, v)                                                                       \
+    _Generic((v), float: lt_float_to_##S, double: lt_float_to_##S, default: lt_int_to_##S)(v)
+static inline int32_t lt_int_to_i32(int64_t v) { return (int32_t)v; }
+static inline int64_t lt_int_to_i64(int64_t v) { return v; }
+static inline uint8_t lt_int_to_u8(int64_t v) { return (uint8_t)v; }
 #define LT_STORE_b8(p, v) (*(bool *)(p) = ((v) != 0))
 #define LT_STORE_bf16(p, v) (*(uint16_t *)(p) = lt_f32_to_bf16((float)(v)))
 #define LT_STORE_f16(p, v) (*(uint16_t *)(p) = lt_f32_to_f16((float)(v)))

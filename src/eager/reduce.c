@@ -194,7 +194,10 @@ DEF_FOLD(sumexp_f64, double, double, +, 0, TERM_EXP)
  * nothing compares better than a NaN accumulator. The contiguous line loop
  * is an OpenMP simd max/min reduction (which vectorizes) plus a NaN flag;
  * when the flag is set the line's first NaN becomes the result. */
-#define DEF_EXTREMUM(NAME, T, BETTER, RED, IS_NAN, ID)                                             \
+/* Independent running extrema per line; 16 lanes fill an AVX-512 register of f32. */
+#define EXTREMUM_LANES 16
+
+#define DEF_EXTREMUM(NAME, T, BETTER, IS_NAN, ID)                                                  \
     static inline T NAME##_step(T a, T v) { return (BETTER(v, a) || IS_NAN(v)) ? v : a; }          \
     static void NAME##_init(void *acc, int64_t n)                                                  \
     {                                                                                              \
@@ -212,12 +215,27 @@ DEF_FOLD(sumexp_f64, double, double, +, 0, TERM_EXP)
             return;                                                                                \
         int nan = 0;                                                                               \
         if (st == 1) {                                                                             \
-            LT_PRAGMA(omp simd reduction(RED : m) reduction(| : nan))                              \
-            for (int64_t j = 0; j < n; j++) {                                                      \
+            /* Explicit lanes seeded with the running value: an "omp simd                          \
+             * reduction(min/max)" clause lets the compiler seed lanes with                         \
+             * +-FLT_MAX, which is wrong for lines of infinities. */                                \
+            T lane[EXTREMUM_LANES];                                                                \
+            for (int k = 0; k < EXTREMUM_LANES; k++)                                               \
+                lane[k] = m;                                                                       \
+            int64_t j = 0;                                                                         \
+            for (; j + EXTREMUM_LANES <= n; j += EXTREMUM_LANES) {                                 \
+                for (int k = 0; k < EXTREMUM_LANES; k++) {                                         \
+                    T v = x[j + k];                                                                \
+                    lane[k] = BETTER(v, lane[k]) ? v : lane[k];                                    \
+                    nan |= IS_NAN(v);                                                              \
+                }                                                                                  \
+            }                                                                                      \
+            for (; j < n; j++) {                                                                   \
                 T v = x[j];                                                                        \
                 m = BETTER(v, m) ? v : m;                                                          \
                 nan |= IS_NAN(v);                                                                  \
             }                                                                                      \
+            for (int k = 0; k < EXTREMUM_LANES; k++)                                               \
+                m = BETTER(lane[k], m) ? lane[k] : m;                                              \
         } else {                                                                                   \
             for (int64_t j = 0; j < n; j++) {                                                      \
                 T v = x[j * st];                                                                   \
@@ -272,16 +290,16 @@ DEF_FOLD(sumexp_f64, double, double, +, 0, TERM_EXP)
             a[j] = NAME##_step(a[j], b[j]);                                                        \
     }
 
-DEF_EXTREMUM(max_f32, float, BETTER_MAX, max, IS_NAN_F, -INFINITY)
-DEF_EXTREMUM(max_f64, double, BETTER_MAX, max, IS_NAN_F, -INFINITY)
-DEF_EXTREMUM(max_i32, int32_t, BETTER_MAX, max, IS_NAN_I, INT32_MIN)
-DEF_EXTREMUM(max_i64, int64_t, BETTER_MAX, max, IS_NAN_I, INT64_MIN)
-DEF_EXTREMUM(max_u8, uint8_t, BETTER_MAX, max, IS_NAN_I, 0)
-DEF_EXTREMUM(min_f32, float, BETTER_MIN, min, IS_NAN_F, INFINITY)
-DEF_EXTREMUM(min_f64, double, BETTER_MIN, min, IS_NAN_F, INFINITY)
-DEF_EXTREMUM(min_i32, int32_t, BETTER_MIN, min, IS_NAN_I, INT32_MAX)
-DEF_EXTREMUM(min_i64, int64_t, BETTER_MIN, min, IS_NAN_I, INT64_MAX)
-DEF_EXTREMUM(min_u8, uint8_t, BETTER_MIN, min, IS_NAN_I, UINT8_MAX)
+DEF_EXTREMUM(max_f32, float, BETTER_MAX, IS_NAN_F, -INFINITY)
+DEF_EXTREMUM(max_f64, double, BETTER_MAX, IS_NAN_F, -INFINITY)
+DEF_EXTREMUM(max_i32, int32_t, BETTER_MAX, IS_NAN_I, INT32_MIN)
+DEF_EXTREMUM(max_i64, int64_t, BETTER_MAX, IS_NAN_I, INT64_MIN)
+DEF_EXTREMUM(max_u8, uint8_t, BETTER_MAX, IS_NAN_I, 0)
+DEF_EXTREMUM(min_f32, float, BETTER_MIN, IS_NAN_F, INFINITY)
+DEF_EXTREMUM(min_f64, double, BETTER_MIN, IS_NAN_F, INFINITY)
+DEF_EXTREMUM(min_i32, int32_t, BETTER_MIN, IS_NAN_I, INT32_MAX)
+DEF_EXTREMUM(min_i64, int64_t, BETTER_MIN, IS_NAN_I, INT64_MAX)
+DEF_EXTREMUM(min_u8, uint8_t, BETTER_MIN, IS_NAN_I, UINT8_MAX)
 
 /* ---- first index whose element equals the output's parameter ----------- */
 
