@@ -17,7 +17,6 @@
  */
 #include "lazytensor.h"
 
-#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,7 +128,7 @@ static void bench_chain(int64_t n)
     }
     double mh = median(th, repeats), ml = median(tl, repeats), me = median(te, repeats);
     double gb = 16.0 * (double)n / 1e6; /* 3 reads + 1 write of 4 bytes, in MB -> GB/s with ms */
-    printf("2. fused relu(a*b+c)*0.5, %lld f32, %d threads (%lld kernel)\n", (long long)n, omp_get_max_threads(),
+    printf("2. fused relu(a*b+c)*0.5, %lld f32, %d threads (%lld kernel)\n", (long long)n, lt_get_num_threads(),
            (long long)kernels);
     printf("   %-34s %9.3f ms %7.1f GB/s\n", "hand-written OpenMP loop", mh, gb / mh);
     printf("   %-34s %9.3f ms %7.1f GB/s\n", "lazy step (compiled kernel)", ml, gb / ml);
@@ -310,7 +309,7 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
             threads = atoi(argv[++i]);
     }
-    omp_set_num_threads(threads > 0 ? threads : 2);
+    lt_set_num_threads(threads > 0 ? threads : 2);
     char dir[] = "/tmp/lt_bench_cache_XXXXXX"; /* a fresh cache: the first compiles are cold */
     if (!mkdtemp(dir)) {
         printf("cannot create a cache directory\n");

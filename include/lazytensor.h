@@ -945,8 +945,12 @@ void lt_mem_reset_peak(void);
  *  LT_MEM_CACHE_LIMIT in bytes); beyond it freed buffers go back to the OS. */
 void lt_mem_set_cache_limit(int64_t bytes);
 
-/** Sets the thread count of the kernels and OpenBLAS (one shared OpenMP
- *  pool); n <= 0 restores the default. */
+/** Sets the thread count (the caller included) of the library's worker pool,
+ *  which runs every parallel loop: eager kernels, compiled programs and the
+ *  blocks of large matrix products (OpenBLAS itself runs single-threaded).
+ *  n <= 0 restores the default: LT_NUM_THREADS, else OMP_NUM_THREADS, else
+ *  the CPUs the process may run on. Idle workers spin for LT_POOL_SPIN_US
+ *  microseconds (default 50), then sleep, so no OMP_* setting is needed. */
 void lt_set_num_threads(int n);
 /** Current thread count. */
 int lt_get_num_threads(void);

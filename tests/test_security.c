@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #define CHILD_DEADLINE_S 40
-#define FLAGS "-O1 -fopenmp -fno-math-errno -ffp-contract=off -fPIC -shared"
+#define FLAGS "-O1 -fopenmp-simd -fno-math-errno -ffp-contract=off -fPIC -shared"
 
 static char test_dir[256];   /* everything this test creates lives below it */
 static char ref_dir[300];    /* a cache filled by a normal run (reference objects) */

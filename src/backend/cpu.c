@@ -13,15 +13,19 @@
 #include "compiler/compiler.h"
 #include "compiler/kir.h"
 #include "eager/eager.h"
+#include "core/pool.h"
 #include "lazy/lazy.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+/* The runtime table a program receives (the generated prelude declares the
+ * same struct): eager calls, and the library's pool for parallel kernels. */
 typedef struct lt_rt {
     void *ctx;
     int (*call)(void *ctx, int id);
+    void (*parallel_for)(int64_t n, int64_t grain, int64_t align, lt_range_fn fn, void *ctx);
 } lt_rt;
 
 typedef int (*entry_fn)(void *const *B, const double *S, const lt_rt *rt);
@@ -259,7 +263,7 @@ static lt_status cpu_execute(void *exe, lt_exec_args *args)
     if (st == LT_OK)
         st = bind_buffers(&x, ws);
     if (st == LT_OK) {
-        lt_rt rt = {&x, rt_call};
+        lt_rt rt = {&x, rt_call, lt_parallel_for};
         int status = e->entry(x.ptr, args->scalars, &rt);
         if (status != 0)
             st = lt_error_pending() ? (lt_status)status

@@ -99,7 +99,7 @@ static const char probe_source[] =
     "int lt_program_entry(void *const *B, const double *S, const void *rt)\n"
     "{\n"
     "    double s = 0;\n"
-    "#pragma omp parallel for reduction(+:s)\n"
+    "#pragma omp simd reduction(+:s)\n"
     "    for (int i = 0; i < 64; i++)\n"
     "        s += sqrt((double)i);\n"
     "    (void)B, (void)S, (void)rt;\n"

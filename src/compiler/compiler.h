@@ -30,7 +30,9 @@
 
 #include "backend/backend.h"
 
-#define LT_CC_DEFAULT_FLAGS "-O3 -march=native -fopenmp -fno-math-errno -ffp-contract=off -fPIC -shared"
+/* -fopenmp-simd: generated code uses `omp simd` hints only; its parallel
+ * loops run on the library's pool (src/core/pool.h), not OpenMP's */
+#define LT_CC_DEFAULT_FLAGS "-O3 -march=native -fopenmp-simd -fno-math-errno -ffp-contract=off -fPIC -shared"
 
 /* The cpu backend (src/backend/cpu.c). */
 const lt_backend *lt_backend_cpu(void);

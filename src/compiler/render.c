@@ -34,13 +34,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define KIR_VERSION "lazytensor-cpu-4"
-#define PAR_CHUNKS 64 /* chunks of a parallel one-dimensional loop */
+#define KIR_VERSION "lazytensor-cpu-5"
+/* A parallel kernel's outermost loop is cut into chunks of about this many
+ * element operations (at most 64 chunks; src/core/pool.h) */
+#define PAR_CHUNK_WORK 8192
 #define SPLIT_BYTES 24576 /* kernel text above which the program is split in two units */
 /* the linkage of a kernel that part 2 of a split program calls: one object
  * file to another, never exported from the shared object */
 #define SHARED_KERNEL "__attribute__((visibility(\"hidden\")))"
-#define KERNEL_PARAMS "(void *const *restrict B, const double *restrict S)"
+#define KERNEL_PARAMS "(void *const *restrict B, const double *restrict S, const lt_rt *rt)"
 
 /* ---- string builder ----------------------------------------------------- */
 
@@ -535,58 +537,35 @@ static void emit_store(rctx *c, const kir_inst *in, int depth)
 
 /* ---- loops ---------------------------------------------------------------- */
 
-/* Opens the loops over vars[0..n); `pragma` goes before the outermost one,
- * `inner` before the innermost. A one-dimensional parallel loop is cut
- * into PAR_CHUNKS chunks so each thread runs a plain vectorizable loop.
+/* Opens the loops over vars[0..n); `inner` goes before the innermost. With
+ * `ranged`, the outermost loop runs over [lo, hi) only: the chunk of a
+ * parallel kernel that the library's pool hands this call (emit_kernel_open).
  * Returns the depth inside. */
-static int open_loops(rctx *c, const int8_t *vars, int n, const char *pragma, const char *inner, int depth)
+static int open_loops(rctx *c, const int8_t *vars, int n, bool ranged, const char *inner, int depth)
 {
     sb *b = c->b;
     for (int j = 0; j < n; j++) {
         int v = vars[j];
-        long long ext = (long long)c->k->ext[v];
-        if (j == 0 && pragma && n == 1 && ext >= 2 * PAR_CHUNKS) {
-            long long chunk = (ext + PAR_CHUNKS - 1) / PAR_CHUNKS;
+        if (j == n - 1 && inner) {
             indent(b, depth);
-            sb_printf(b, "%s\n", pragma);
-            indent(b, depth);
-            sb_printf(b, "for (int64_t c%d = 0; c%d < %lld; c%d++) {\n", v, v, (ext + chunk - 1) / chunk, v);
-            depth++;
-            indent(b, depth);
-            sb_printf(b, "const int64_t e%d = c%d * %lldLL + %lldLL < %lldLL ? c%d * %lldLL + %lldLL : %lldLL;\n", v, v,
-                      chunk, chunk, ext, v, chunk, chunk, ext);
-            if (inner) {
-                indent(b, depth);
-                sb_printf(b, "%s\n", inner);
-            }
-            indent(b, depth);
-            sb_printf(b, "for (int64_t i%d = c%d * %lldLL; i%d < e%d; i%d++) {\n", v, v, chunk, v, v, v);
-            depth++;
-            continue;
-        }
-        const char *pr = j == 0 ? pragma : NULL;
-        if (j == n - 1 && inner && !pr)
-            pr = inner;
-        if (pr) {
-            indent(b, depth);
-            sb_printf(b, "%s\n", pr);
+            sb_printf(b, "%s\n", inner);
         }
         indent(b, depth);
-        sb_printf(b, "for (int64_t i%d = 0; i%d < %lld; i%d++) {\n", v, v, ext, v);
+        if (j == 0 && ranged)
+            sb_printf(b, "for (int64_t i%d = lo; i%d < hi; i%d++) {\n", v, v, v);
+        else
+            sb_printf(b, "for (int64_t i%d = 0; i%d < %lld; i%d++) {\n", v, v, (long long)c->k->ext[v], v);
         depth++;
     }
     return depth;
 }
 
-static int close_loops(rctx *c, const int8_t *vars, int n, const char *pragma, int depth)
+static int close_loops(rctx *c, int n, int depth)
 {
     for (int j = n - 1; j >= 0; j--) {
-        int chunked = j == 0 && pragma && n == 1 && c->k->ext[vars[0]] >= 2 * PAR_CHUNKS;
-        for (int t = 0; t <= chunked; t++) {
-            depth--;
-            indent(c->b, depth);
-            sb_printf(c->b, "}\n");
-        }
+        depth--;
+        indent(c->b, depth);
+        sb_printf(c->b, "}\n");
     }
     return depth;
 }
@@ -653,8 +632,9 @@ static void emit_body(rctx *c, int r, const char *stmt, int depth)
 }
 
 /* One pass over the reduced range. Row mode: `red_clause` ("+:a3") enables
- * simd on the innermost loop and, when the kernel has no domain loop, a
- * parallel loop; NULL runs plainly. Column mode: the block's outputs are
+ * simd on the innermost loop; NULL runs plainly. A reduction to one value
+ * (no domain loop) runs on one thread: splitting it needs partial results
+ * per chunk, not rendered yet. Column mode: the block's outputs are
  * the innermost (simd) loop of every reduced position. */
 static void emit_pass(rctx *c, int r, const char *red_clause, const char *stmt, int depth)
 {
@@ -662,7 +642,7 @@ static void emit_pass(rctx *c, int r, const char *red_clause, const char *stmt, 
     indent(c->b, depth);
     sb_printf(c->b, "{\n");
     if (c->col) {
-        int d = open_loops(c, red->rv, red->nrv, NULL, NULL, depth + 1);
+        int d = open_loops(c, red->rv, red->nrv, false, NULL, depth + 1);
         indent(c->b, d);
         sb_printf(c->b, "#pragma omp simd\n");
         indent(c->b, d);
@@ -670,18 +650,14 @@ static void emit_pass(rctx *c, int r, const char *red_clause, const char *stmt, 
         emit_body(c, r, stmt, d + 1);
         indent(c->b, d);
         sb_printf(c->b, "}\n");
-        close_loops(c, red->rv, red->nrv, NULL, d);
+        close_loops(c, red->nrv, d);
     } else {
-        char par[128] = "", simd[128] = "";
-        bool parallel = red_clause && c->k->nloop == 0 && loops_work(c->k, red->rv, red->nrv) >= LT_PARALLEL_GRAIN;
-        if (red_clause) {
+        char simd[128] = "";
+        if (red_clause)
             frag(simd, sizeof simd, "#pragma omp simd reduction(%s)", red_clause);
-            if (parallel)
-                frag(par, sizeof par, "#pragma omp parallel for schedule(static) reduction(%s)", red_clause);
-        }
-        int d = open_loops(c, red->rv, red->nrv, parallel ? par : NULL, red_clause ? simd : NULL, depth + 1);
+        int d = open_loops(c, red->rv, red->nrv, false, red_clause ? simd : NULL, depth + 1);
         emit_body(c, r, stmt, d);
-        close_loops(c, red->rv, red->nrv, parallel ? par : NULL, d);
+        close_loops(c, red->nrv, d);
     }
     indent(c->b, depth);
     sb_printf(c->b, "}\n");
@@ -1054,23 +1030,58 @@ static bool use_column_mode(const kir_kernel *k)
     return any;
 }
 
+/* A kernel's function header. A parallel kernel is two functions: the
+ * chunk function kernel<i>_chunk, whose outermost loop runs over the
+ * [lo, hi) the pool gives it, and kernel<i>, which hands the pool that loop
+ * (`extent` iterations of `per_iter` element operations each). Then the
+ * prologue. */
+static void emit_kernel_open(rctx *c, int index, bool parallel)
+{
+    sb *b = c->b;
+    if (parallel) {
+        sb_printf(b, "static void kernel%d_chunk(void *ctx_, int64_t lo, int64_t hi, int64_t chunk_)\n{\n", index);
+        sb_printf(b, "    void *const *restrict B = ((const lt_kctx *)ctx_)->B;\n");
+        sb_printf(b, "    const double *restrict S = ((const lt_kctx *)ctx_)->S;\n");
+        sb_printf(b, "    (void)chunk_;\n");
+    } else {
+        sb_printf(b, "%s void kernel%d" KERNEL_PARAMS "\n{\n", c->linkage, index);
+        sb_printf(b, "    (void)rt;\n");
+    }
+    emit_prologue(c);
+}
+
+static void emit_kernel_close(rctx *c, int index, bool parallel, int64_t extent, int64_t per_iter)
+{
+    sb *b = c->b;
+    sb_printf(b, "}\n\n");
+    if (!parallel)
+        return;
+    int64_t grain = per_iter >= PAR_CHUNK_WORK ? 1 : (PAR_CHUNK_WORK + per_iter - 1) / per_iter;
+    sb_printf(b, "%s void kernel%d" KERNEL_PARAMS "\n{\n", c->linkage, index);
+    sb_printf(b, "    lt_kctx ctx_ = {B, S};\n");
+    sb_printf(b, "    rt->parallel_for(%lldLL, %lldLL, 1, kernel%d_chunk, &ctx_);\n", (long long)extent,
+              (long long)grain, index);
+    sb_printf(b, "}\n\n");
+}
+
 static void emit_pointwise(rctx *c, int index)
 {
     const kir_kernel *k = c->k;
     sb *b = c->b;
     describe(c, index);
-    sb_printf(b, "%s void kernel%d" KERNEL_PARAMS "\n{\n", c->linkage, index);
-    emit_prologue(c);
     int64_t work = loops_work(k, k->loop, k->nloop), inner = 1;
     for (int i = 0; i < k->nins; i++)
         if (k->ins[i].kind == KI_REDUCE)
             inner += loops_work(k, k->ins[i].rv, k->ins[i].nrv);
     bool parallel = k->nloop > 0 && k->ext[k->loop[0]] > 1 && work * inner >= LT_PARALLEL_GRAIN;
-    const char *pragma = parallel ? "#pragma omp parallel for schedule(static)" : NULL;
     c->col = use_column_mode(k);
+    int64_t extent = 0, per_iter = 0; /* of the loop the pool splits */
     int d;
     if (!c->col) {
-        d = open_loops(c, k->loop, k->nloop, pragma, NULL, 1);
+        extent = k->nloop > 0 ? k->ext[k->loop[0]] : 0;
+        per_iter = extent > 0 ? work * inner / extent : 0;
+        emit_kernel_open(c, index, parallel);
+        d = open_loops(c, k->loop, k->nloop, parallel, NULL, 1);
     } else {
         /* the outer domain loops, then blocks of the innermost one */
         c->col_var = k->loop[k->nloop - 1];
@@ -1079,13 +1090,16 @@ static void emit_pointwise(rctx *c, int index)
             step /= 2; /* a few blocks at least, for the threads */
         long long blocks = (ext + step - 1) / step;
         bool outer = k->nloop > 1;
-        d = open_loops(c, k->loop, k->nloop - 1, outer ? pragma : NULL, NULL, 1);
-        if (parallel && !outer) {
-            indent(b, d);
-            sb_printf(b, "%s\n", pragma);
-        }
+        extent = outer ? k->ext[k->loop[0]] : blocks;
+        per_iter = work * inner / extent;
+        parallel = parallel && extent > 1;
+        emit_kernel_open(c, index, parallel);
+        d = open_loops(c, k->loop, k->nloop - 1, parallel && outer, NULL, 1);
         indent(b, d);
-        sb_printf(b, "for (int64_t blk = 0; blk < %lld; blk++) {\n", blocks);
+        if (parallel && !outer)
+            sb_printf(b, "for (int64_t blk = lo; blk < hi; blk++) {\n");
+        else
+            sb_printf(b, "for (int64_t blk = 0; blk < %lld; blk++) {\n", blocks);
         d++;
         indent(b, d);
         sb_printf(b, "const int64_t jb = blk * %lld, je = jb + %lld < %lld ? jb + %lld : %lld;\n", step, step, ext,
@@ -1106,17 +1120,17 @@ static void emit_pointwise(rctx *c, int index)
         if (k->ins[i].kind == KI_STORE)
             emit_store(c, &k->ins[i], d);
     if (!c->col) {
-        close_loops(c, k->loop, k->nloop, pragma, d);
+        close_loops(c, k->nloop, d);
     } else {
         for (int t = 0; t < 2; t++) {
             d--;
             indent(b, d);
             sb_printf(b, "}\n");
         }
-        close_loops(c, k->loop, k->nloop - 1, k->nloop > 1 ? pragma : NULL, d);
+        close_loops(c, k->nloop - 1, d);
         c->col = false;
     }
-    sb_printf(b, "}\n\n");
+    emit_kernel_close(c, index, parallel, extent, per_iter);
 }
 
 /* softmax / log_softmax of one row at a time, like the eager row loop:
@@ -1130,12 +1144,10 @@ static void emit_row(rctx *c, int index)
     const char *T = vtype(dt), *E = dt == LT_F32 ? "lt_expf" : "exp";
     bool log_softmax = n->op == LT_OP_LOG_SOFTMAX;
     describe(c, index);
-    sb_printf(b, "%s void kernel%d" KERNEL_PARAMS "\n{\n", c->linkage, index);
-    emit_prologue(c);
     int64_t work = loops_work(k, k->loop, k->nloop) * k->ext[k->row_var];
     bool parallel = k->nloop > 0 && k->ext[k->loop[0]] > 1 && work >= LT_PARALLEL_GRAIN;
-    const char *pragma = parallel ? "#pragma omp parallel for schedule(static)" : NULL;
-    int d = open_loops(c, k->loop, k->nloop, pragma, NULL, 1);
+    emit_kernel_open(c, index, parallel);
+    int d = open_loops(c, k->loop, k->nloop, parallel, NULL, 1);
     char x[64], off[512];
     frag(x, sizeof x, "v%d", k->row_input);
     form_str(c, k->row_form, off, sizeof off);
@@ -1184,8 +1196,9 @@ static void emit_row(rctx *c, int index)
         sb_printf(b, "b%d[%s] *= inv;\n", k->row_buf, off);
     }
 #undef ROW_PASS
-    close_loops(c, k->loop, k->nloop, pragma, d);
-    sb_printf(b, "}\n\n");
+    close_loops(c, k->nloop, d);
+    int64_t extent = k->nloop > 0 ? k->ext[k->loop[0]] : 1;
+    emit_kernel_close(c, index, parallel, extent, work / (extent > 0 ? extent : 1) * 3);
 }
 
 /* ---- the translation unit ------------------------------------------------------ */
@@ -1199,7 +1212,15 @@ static const char prelude[] =
     "typedef struct lt_rt {\n"
     "    void *ctx;\n"
     "    int (*call)(void *ctx, int id); /* runs call `id` of the program's table */\n"
+    "    /* the library's pool (src/core/pool.h): fn over [0, n) in chunks */\n"
+    "    void (*parallel_for)(int64_t n, int64_t grain, int64_t align,\n"
+    "                         void (*fn)(void *ctx, int64_t lo, int64_t hi, int64_t chunk), void *ctx);\n"
     "} lt_rt;\n"
+    "/* what a parallel kernel's chunk function reads */\n"
+    "typedef struct lt_kctx {\n"
+    "    void *const *B;\n"
+    "    const double *S;\n"
+    "} lt_kctx;\n"
     "\n"
     "/* float to integer, defined where C's cast is not (as core.h) */\n"
     "static inline int32_t lt_float_to_i32(double v)\n"
@@ -1388,7 +1409,7 @@ static void emit_entry(rctx *c)
     for (int j = 0; j < p->nk; j++) {
         const kir_kernel *k = &p->k[j];
         if (has_function(p, j)) {
-            sb_printf(b, "    kernel%d(B, S);\n", j);
+            sb_printf(b, "    kernel%d(B, S, rt);\n", j);
             continue;
         }
         if (k->kind != KK_CALL) {

@@ -1,10 +1,8 @@
 /* info.c - public tensor metadata getters, threads and version. */
 #include "core/core.h"
+#include "core/pool.h"
 
 #include <string.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 #define CHECK_OR(op, t, value)                                \
     do {                                                      \
@@ -92,24 +90,8 @@ void *lt_tensor_data(lt_tensor *t)
     return lt_tensor_ptr(t);
 }
 
-void lt_set_num_threads(int n)
-{
-#ifdef _OPENMP
-    if (n <= 0)
-        n = omp_get_num_procs();
-    omp_set_num_threads(n);
-#else
-    (void)n;
-#endif
-}
+void lt_set_num_threads(int n) { lt_pool_set_threads(n); }
 
-int lt_get_num_threads(void)
-{
-#ifdef _OPENMP
-    return omp_get_max_threads();
-#else
-    return 1;
-#endif
-}
+int lt_get_num_threads(void) { return lt_pool_threads(); }
 
 const char *lt_version(void) { return "0.1.0"; }

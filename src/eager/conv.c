@@ -52,6 +52,20 @@ static void valid_range(int64_t off, int64_t stride, int64_t size, int64_t count
     *lo = first < *hi ? first : *hi;
 }
 
+/* A parallel loop over planes of g->p values. */
+typedef struct conv_job {
+    const void *src;
+    void *dst;
+    const conv_geom *g;
+    int64_t first; /* index of the loop's first plane */
+} conv_job;
+
+/* Planes of g->p values per parallel chunk. */
+static int64_t plane_grain(const conv_geom *g)
+{
+    return g->p > 0 && g->p < LT_PARALLEL_GRAIN ? LT_PARALLEL_GRAIN / g->p : 1;
+}
+
 /* Images unfolded per im2col pass: bounds the column buffer (~8 MB) while
  * keeping the number of parallel regions small. */
 #define COLS_BUFFER_BYTES ((int64_t)8 << 20)
@@ -60,11 +74,14 @@ static void valid_range(int64_t off, int64_t stride, int64_t size, int64_t count
  * image; col receives, per image and channel, kh * kw rows of ho * wo
  * values, so the rows of group g of image b start at row (b * groups + g) * k. */
 #define DEF_IM2COL(T, sfx)                                                                      \
-    static void im2col_##sfx(const T *x, T *col, int64_t images, const conv_geom *g)             \
+    static void im2col_rows_##sfx(void *ctx, int64_t r0, int64_t r1, int64_t chunk)             \
     {                                                                                           \
-        int64_t rows = images * g->c * g->kh * g->kw;                                           \
-        _Pragma("omp parallel for schedule(static) if (rows * g->p >= LT_PARALLEL_GRAIN)")      \
-        for (int64_t r = 0; r < rows; r++) {                                                    \
+        const conv_job *j = ctx;                                                                \
+        const T *x = j->src;                                                                    \
+        T *col = j->dst;                                                                        \
+        const conv_geom *g = j->g;                                                              \
+        (void)chunk;                                                                            \
+        for (int64_t r = r0; r < r1; r++) {                                                     \
             int64_t ki = (r / g->kw) % g->kh, kj = r % g->kw;                                    \
             const T *plane = x + r / (g->kh * g->kw) * g->h * g->w; /* image * c + channel */   \
             int64_t woff = kj * g->dw - g->pw, lo, hi;                                           \
@@ -90,6 +107,11 @@ static void valid_range(int64_t off, int64_t stride, int64_t size, int64_t count
                     dst[ow] = 0;                                                                \
             }                                                                                   \
         }                                                                                       \
+    }                                                                                           \
+    static void im2col_##sfx(const T *x, T *col, int64_t images, const conv_geom *g)             \
+    {                                                                                           \
+        conv_job j = {.src = x, .dst = col, .g = g};                                            \
+        lt_parallel_for(images * g->c * g->kh * g->kw, plane_grain(g), 1, im2col_rows_##sfx, &j); \
     }
 DEF_IM2COL(float, f32)
 DEF_IM2COL(double, f64)
@@ -97,15 +119,23 @@ DEF_IM2COL(double, f64)
 /* Adds bias[o] to every element of output planes (n, o) of images
  * [first, first + images). */
 #define DEF_ADD_BIAS(T, sfx)                                                                    \
-    static void add_bias_##sfx(T *y, const T *bias, int64_t first, int64_t images, const conv_geom *g) \
+    static void add_bias_planes_##sfx(void *ctx, int64_t q0, int64_t q1, int64_t chunk)          \
     {                                                                                           \
-        int64_t begin = first * g->o, end = (first + images) * g->o;                            \
-        _Pragma("omp parallel for schedule(static) if ((end - begin) * g->p >= LT_PARALLEL_GRAIN)") \
-        for (int64_t q = begin; q < end; q++) {                                                 \
+        const conv_job *j = ctx;                                                                \
+        const T *bias = j->src;                                                                 \
+        T *y = j->dst;                                                                          \
+        const conv_geom *g = j->g;                                                              \
+        (void)chunk;                                                                            \
+        for (int64_t q = q0 + j->first; q < q1 + j->first; q++) {                               \
             T v = bias[q % g->o], *dst = y + q * g->p;                                           \
             for (int64_t i = 0; i < g->p; i++)                                                  \
                 dst[i] += v;                                                                    \
         }                                                                                       \
+    }                                                                                           \
+    static void add_bias_##sfx(T *y, const T *bias, int64_t first, int64_t images, const conv_geom *g) \
+    {                                                                                           \
+        conv_job j = {.src = bias, .dst = y, .g = g, .first = first * g->o};                    \
+        lt_parallel_for(images * g->o, plane_grain(g), 1, add_bias_planes_##sfx, &j);           \
     }
 DEF_ADD_BIAS(float, f32)
 DEF_ADD_BIAS(double, f64)

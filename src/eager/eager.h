@@ -12,6 +12,7 @@
 #ifndef LT_EAGER_H
 #define LT_EAGER_H
 
+#include "core/pool.h"
 #include "ops/ops.h"
 
 typedef lt_status (*lt_eager_fn)(lt_op op, lt_tensor *const *in, int nin, const lt_attrs *a,
@@ -61,8 +62,8 @@ typedef struct lt_iter {
 typedef void (*lt_loop_fn)(int64_t n, char **ptrs, const int64_t *strides, const void *ctx);
 
 void lt_iter_build(lt_iter *it, lt_tensor *out, lt_tensor *const *ins, int nin);
-/* Runs fn over every element, in parallel (OpenMP) above LT_PARALLEL_GRAIN
- * elements. */
+/* Runs fn over every element, in parallel (the library's pool, core/pool.h)
+ * above LT_PARALLEL_GRAIN elements. */
 void lt_iter_run(const lt_iter *it, lt_loop_fn fn, const void *ctx);
 
 /* ---- random numbers (random.c) ----------------------------------------- */

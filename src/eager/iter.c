@@ -2,9 +2,6 @@
 #include "eager/eager.h"
 
 #include <string.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 /* Strides (bytes) of `t` seen through out's shape: right-aligned, 0 where t
  * is broadcast. */
@@ -112,24 +109,22 @@ static void run_range(const lt_iter *it, int64_t begin, int64_t end, lt_loop_fn 
     }
 }
 
+typedef struct iter_job {
+    const lt_iter *it;
+    lt_loop_fn fn;
+    const void *ctx;
+} iter_job;
+
+static void iter_chunk(void *ctx, int64_t begin, int64_t end, int64_t chunk)
+{
+    (void)chunk;
+    const iter_job *j = ctx;
+    run_range(j->it, begin, end, j->fn, j->ctx);
+}
+
 void lt_iter_run(const lt_iter *it, lt_loop_fn fn, const void *ctx)
 {
-    int64_t total = it->numel;
-    if (total == 0)
-        return;
-#ifdef _OPENMP
-    if (total >= LT_PARALLEL_GRAIN && omp_get_max_threads() > 1) {
-#pragma omp parallel
-        {
-            int64_t nt = omp_get_num_threads(), tid = omp_get_thread_num();
-            /* chunks aligned to 16 elements keep vector loops whole */
-            int64_t chunk = ((total + nt - 1) / nt + 15) & ~(int64_t)15;
-            int64_t begin = tid * chunk, end = begin + chunk < total ? begin + chunk : total;
-            if (begin < end)
-                run_range(it, begin, end, fn, ctx);
-        }
-        return;
-    }
-#endif
-    run_range(it, 0, total, fn, ctx);
+    iter_job j = {it, fn, ctx};
+    /* chunks aligned to 16 elements keep vector loops whole */
+    lt_parallel_for(it->numel, LT_PARALLEL_GRAIN, 16, iter_chunk, &j);
 }

@@ -18,7 +18,84 @@
  */
 #include "eager/nn_kernels.h"
 
+#include <pthread.h>
 #include <string.h>
+
+/* ---- BLAS on the library's pool ------------------------------------------ */
+
+/* Multiply-adds below which a product runs as one call: splitting it would
+ * cost more in hand-off than it gains. */
+#define GEMM_SPLIT_WORK ((int64_t)1 << 18)
+
+typedef struct gemm_job {
+    lt_dtype dt;
+    bool ta, tb, by_rows;
+    int64_t m, n, k, lda, ldb, ldc;
+    const char *a, *b;
+    char *c;
+} gemm_job;
+
+static void gemm_call(lt_dtype dt, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const void *a,
+                      int64_t lda, const void *b, int64_t ldb, void *c, int64_t ldc)
+{
+    enum CBLAS_TRANSPOSE ta = trans_a ? CblasTrans : CblasNoTrans;
+    enum CBLAS_TRANSPOSE tb = trans_b ? CblasTrans : CblasNoTrans;
+    if (dt == LT_F64)
+        cblas_dgemm(CblasRowMajor, ta, tb, (blasint)m, (blasint)n, (blasint)k, 1.0, (const double *)a,
+                    (blasint)lda, (const double *)b, (blasint)ldb, 0.0, (double *)c, (blasint)ldc);
+    else
+        cblas_sgemm(CblasRowMajor, ta, tb, (blasint)m, (blasint)n, (blasint)k, 1.0f, (const float *)a,
+                    (blasint)lda, (const float *)b, (blasint)ldb, 0.0f, (float *)c, (blasint)ldc);
+}
+
+/* Rows [r0, r1) of C (by_rows) or columns [r0, r1). */
+static void gemm_block(void *ctx, int64_t r0, int64_t r1, int64_t chunk)
+{
+    (void)chunk;
+    const gemm_job *g = ctx;
+    size_t es = lt_dtype_size(g->dt);
+    if (g->by_rows) {
+        const char *a = g->a + (size_t)(g->ta ? r0 : r0 * g->lda) * es;
+        gemm_call(g->dt, g->ta, g->tb, r1 - r0, g->n, g->k, a, g->lda, g->b, g->ldb, g->c + (size_t)(r0 * g->ldc) * es,
+                  g->ldc);
+    } else {
+        const char *b = g->b + (size_t)(g->tb ? r0 * g->ldb : r0) * es;
+        gemm_call(g->dt, g->ta, g->tb, g->m, r1 - r0, g->k, g->a, g->lda, b, g->ldb, g->c + (size_t)r0 * es, g->ldc);
+    }
+}
+
+/* BLAS itself runs single-threaded: the pool does the splitting, so that
+ * one set of threads, whose waiting the library controls, runs everything.
+ * The OpenBLAS linked is the pthreads build (CMakeLists.txt): unlike the
+ * serial and OpenMP builds, it is safe to call from several non-OpenMP
+ * threads at once, which the pool's blocks do. */
+static void set_blas_single_threaded(void) { openblas_set_num_threads(1); }
+
+static void blas_single_threaded(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, set_blas_single_threaded);
+}
+
+void lt_blas_gemm(lt_dtype dt, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const void *a,
+                  int64_t lda, const void *b, int64_t ldb, void *c, int64_t ldc)
+{
+    blas_single_threaded();
+    double work = (double)m * (double)n * (double)(k > 0 ? k : 1); /* double: cannot overflow */
+    /* The split depends on the shapes only, never on the thread count:
+     * BLAS rounds differently for different block shapes, and results must
+     * be the same bits with any number of threads. */
+    if (work < 2.0 * GEMM_SPLIT_WORK) {
+        gemm_call(dt, trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc);
+        return;
+    }
+    /* Split the longer side, in blocks that keep BLAS' micro-kernels whole. */
+    gemm_job g = {dt, trans_a, trans_b, m >= n, m, n, k, lda, ldb, ldc, a, b, c};
+    int64_t side = g.by_rows ? m : n;
+    double per_line = work / (double)side;
+    int64_t grain = (int64_t)((double)GEMM_SPLIT_WORK / per_line);
+    lt_parallel_for(side, grain > 16 ? grain : 16, 16, gemm_block, &g);
+}
 
 /* One operand seen as a batch of matrices. Strides are in elements. */
 typedef struct mat_view {
@@ -152,6 +229,28 @@ static lt_status make_contiguous(lt_tensor **t, lt_dtype dt)
 
 /* Float path: a and b (owned references, f32 or f64 = dt) into c
  * (contiguous, dtype dt). May replace a and b with contiguous copies. */
+/* One gemm per batch item, for items [i0, i1). */
+typedef struct batch_job {
+    const mat_view *A, *B;
+    const batch_shape *bs;
+    lt_dtype dt;
+    int64_t m, n, k;
+    char *out;
+    size_t elem;
+} batch_job;
+
+static void gemm_items(void *ctx, int64_t i0, int64_t i1, int64_t chunk)
+{
+    (void)chunk;
+    const batch_job *j = ctx;
+    const mat_view *A = j->A, *B = j->B;
+    for (int64_t i = i0; i < i1; i++) {
+        const char *pa = A->base + batch_offset(A, j->bs, i), *pb = B->base + batch_offset(B, j->bs, i);
+        lt_blas_gemm(j->dt, A->trans, B->trans, j->m, j->n, j->k, pa, A->ld, pb, B->ld,
+                     j->out + (size_t)(i * j->m * j->n) * j->elem, j->n);
+    }
+}
+
 static lt_status matmul_blas(lt_tensor **a, lt_tensor **b, lt_tensor *c, lt_dtype dt, const batch_shape *bs)
 {
     mat_view A = view_of(*a, true, bs), B = view_of(*b, false, bs);
@@ -185,37 +284,49 @@ static lt_status matmul_blas(lt_tensor **a, lt_tensor **b, lt_tensor *c, lt_dtyp
     double item_work = (double)m * (double)n * (double)k;
     bool by_item = bs->count > 1 && item_work <= SMALL_GEMM_WORK &&
                    item_work * (double)bs->count >= LT_PARALLEL_GRAIN;
-#pragma omp parallel for schedule(static) if (by_item)
-    for (int64_t i = 0; i < bs->count; i++) {
-        const char *pa = A.base + batch_offset(&A, bs, i), *pb = B.base + batch_offset(&B, bs, i);
-        lt_blas_gemm(dt, A.trans, B.trans, m, n, k, pa, A.ld, pb, B.ld, out + (size_t)(i * m * n) * elem, n);
-    }
+    batch_job j = {&A, &B, bs, dt, m, n, k, out, elem};
+    lt_parallel_for(bs->count, by_item ? 1 : bs->count, 1, gemm_items, &j);
     return LT_OK;
 }
 
 /* Integer path: a and b are contiguous int64; c is contiguous int64. Sums
  * wrap modulo 2^64 like PyTorch's integer overflow. */
-static void matmul_int(const lt_tensor *a, const lt_tensor *b, lt_tensor *c, const batch_shape *bs)
+typedef struct int_job {
+    mat_view A, B;
+    const batch_shape *bs;
+    int64_t m, n, k;
+    uint64_t *out;
+} int_job;
+
+static void int_rows(void *ctx, int64_t r0, int64_t r1, int64_t chunk)
 {
-    mat_view A = view_of(a, true, bs), B = view_of(b, false, bs);
-    int64_t m = A.rows, k = A.cols, n = B.cols, total_rows = bs->count * m;
-    double work = (double)total_rows * (double)n * (double)k; /* double: cannot overflow */
-    uint64_t *out = (uint64_t *)lt_tensor_ptr(c);
-#pragma omp parallel for schedule(static) if (work >= LT_PARALLEL_GRAIN)
-    for (int64_t r = 0; r < total_rows; r++) {
+    (void)chunk;
+    const int_job *j = ctx;
+    int64_t m = j->m, n = j->n, k = j->k;
+    for (int64_t r = r0; r < r1; r++) {
         int64_t item = r / m, i = r % m;
-        const int64_t *pa = (const int64_t *)(A.base + batch_offset(&A, bs, item)) + i * A.row_stride;
-        const int64_t *pb = (const int64_t *)(B.base + batch_offset(&B, bs, item));
-        uint64_t *row = out + r * n;
-        for (int64_t j = 0; j < n; j++)
-            row[j] = 0;
+        const int64_t *pa = (const int64_t *)(j->A.base + batch_offset(&j->A, j->bs, item)) + i * j->A.row_stride;
+        const int64_t *pb = (const int64_t *)(j->B.base + batch_offset(&j->B, j->bs, item));
+        uint64_t *row = j->out + r * n;
+        for (int64_t c = 0; c < n; c++)
+            row[c] = 0;
         for (int64_t p = 0; p < k; p++) {
-            uint64_t av = (uint64_t)pa[p * A.col_stride];
-            const int64_t *brow = pb + p * B.row_stride;
-            for (int64_t j = 0; j < n; j++)
-                row[j] += av * (uint64_t)brow[j];
+            uint64_t av = (uint64_t)pa[p * j->A.col_stride];
+            const int64_t *brow = pb + p * j->B.row_stride;
+            for (int64_t c = 0; c < n; c++)
+                row[c] += av * (uint64_t)brow[c];
         }
     }
+}
+
+static void matmul_int(const lt_tensor *a, const lt_tensor *b, lt_tensor *c, const batch_shape *bs)
+{
+    int_job j = {.A = view_of(a, true, bs), .B = view_of(b, false, bs), .bs = bs};
+    j.m = j.A.rows, j.k = j.A.cols, j.n = j.B.cols;
+    j.out = (uint64_t *)lt_tensor_ptr(c);
+    double row_work = (double)j.n * (double)(j.k > 0 ? j.k : 1); /* double: cannot overflow */
+    int64_t grain = row_work >= LT_PARALLEL_GRAIN ? 1 : (int64_t)(LT_PARALLEL_GRAIN / row_work);
+    lt_parallel_for(bs->count * j.m, grain, 1, int_rows, &j);
 }
 
 /* Dtype the product is computed in for result dtype dt. */

@@ -46,17 +46,32 @@ static window window_at(int64_t o, int64_t stride, int64_t pad, int64_t kernel, 
     return win;
 }
 
-/* Work estimate for the parallel threshold (double: kernels may be huge). */
-static double pool_work(const pool_geom *g)
+/* Planes per parallel chunk: about LT_PARALLEL_GRAIN window reads each
+ * (double: kernels may be huge). */
+static int64_t planes_grain(const pool_geom *g)
 {
-    return (double)g->planes * (double)(g->ho * g->wo) * (double)g->kh * (double)g->kw;
+    double per_plane = (double)(g->ho * g->wo) * (double)g->kh * (double)g->kw;
+    return per_plane >= LT_PARALLEL_GRAIN ? 1 : per_plane < 1 ? LT_PARALLEL_GRAIN : (int64_t)(LT_PARALLEL_GRAIN / per_plane);
 }
 
+/* A pooling loop over planes. */
+typedef struct pool_job {
+    const void *x;
+    void *y;
+    int64_t *idx;
+    const pool_geom *g;
+} pool_job;
+
 #define DEF_MAX_POOL(T, sfx)                                                                    \
-    static void max_pool_##sfx(const T *x, T *y, int64_t *idx, const pool_geom *g)              \
+    static void max_pool_planes_##sfx(void *ctx, int64_t q0, int64_t q1, int64_t chunk)         \
     {                                                                                           \
-        _Pragma("omp parallel for schedule(static) if (pool_work(g) >= LT_PARALLEL_GRAIN)")     \
-        for (int64_t q = 0; q < g->planes; q++) {                                               \
+        const pool_job *j = ctx;                                                                \
+        const T *x = j->x;                                                                      \
+        T *y = j->y;                                                                            \
+        int64_t *idx = j->idx;                                                                  \
+        const pool_geom *g = j->g;                                                              \
+        (void)chunk;                                                                            \
+        for (int64_t q = q0; q < q1; q++) {                                                     \
             const T *xp = x + q * g->h * g->w;                                                  \
             int64_t out = q * g->ho * g->wo;                                                    \
             for (int64_t oh = 0; oh < g->ho; oh++) {                                            \
@@ -79,15 +94,24 @@ static double pool_work(const pool_geom *g)
                 }                                                                               \
             }                                                                                   \
         }                                                                                       \
+    }                                                                                           \
+    static void max_pool_##sfx(const T *x, T *y, int64_t *idx, const pool_geom *g)              \
+    {                                                                                           \
+        pool_job j = {x, y, idx, g};                                                            \
+        lt_parallel_for(g->planes, planes_grain(g), 1, max_pool_planes_##sfx, &j);              \
     }
 DEF_MAX_POOL(float, f32)
 DEF_MAX_POOL(double, f64)
 
 #define DEF_AVG_POOL(T, sfx)                                                                    \
-    static void avg_pool_##sfx(const T *x, T *y, const pool_geom *g)                            \
+    static void avg_pool_planes_##sfx(void *ctx, int64_t q0, int64_t q1, int64_t chunk)         \
     {                                                                                           \
-        _Pragma("omp parallel for schedule(static) if (pool_work(g) >= LT_PARALLEL_GRAIN)")     \
-        for (int64_t q = 0; q < g->planes; q++) {                                               \
+        const pool_job *j = ctx;                                                                \
+        const T *x = j->x;                                                                      \
+        T *y = j->y;                                                                            \
+        const pool_geom *g = j->g;                                                              \
+        (void)chunk;                                                                            \
+        for (int64_t q = q0; q < q1; q++) {                                                     \
             const T *xp = x + q * g->h * g->w;                                                  \
             int64_t out = q * g->ho * g->wo;                                                    \
             for (int64_t oh = 0; oh < g->ho; oh++) {                                            \
@@ -104,6 +128,11 @@ DEF_MAX_POOL(double, f64)
                 }                                                                               \
             }                                                                                   \
         }                                                                                       \
+    }                                                                                           \
+    static void avg_pool_##sfx(const T *x, T *y, const pool_geom *g)                            \
+    {                                                                                           \
+        pool_job j = {x, y, NULL, g};                                                           \
+        lt_parallel_for(g->planes, planes_grain(g), 1, avg_pool_planes_##sfx, &j);              \
     }
 DEF_AVG_POOL(float, f32)
 DEF_AVG_POOL(double, f64)

@@ -26,20 +26,11 @@ static inline bool lt_blas_fits(int64_t v)
 
 /*
  * Row-major C = op(A) * op(B) (alpha 1, beta 0) in f32 or f64 (dtype dt).
- * Sizes and leading dimensions must satisfy lt_blas_fits.
+ * Sizes and leading dimensions must satisfy lt_blas_fits. Large products
+ * are split into blocks of rows or columns run on the library's pool, each
+ * a single-threaded BLAS call (matmul.c).
  */
-static inline void lt_blas_gemm(lt_dtype dt, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
-                                const void *a, int64_t lda, const void *b, int64_t ldb, void *c,
-                                int64_t ldc)
-{
-    enum CBLAS_TRANSPOSE ta = trans_a ? CblasTrans : CblasNoTrans;
-    enum CBLAS_TRANSPOSE tb = trans_b ? CblasTrans : CblasNoTrans;
-    if (dt == LT_F64)
-        cblas_dgemm(CblasRowMajor, ta, tb, (blasint)m, (blasint)n, (blasint)k, 1.0, (const double *)a,
-                    (blasint)lda, (const double *)b, (blasint)ldb, 0.0, (double *)c, (blasint)ldc);
-    else
-        cblas_sgemm(CblasRowMajor, ta, tb, (blasint)m, (blasint)n, (blasint)k, 1.0f, (const float *)a,
-                    (blasint)lda, (const float *)b, (blasint)ldb, 0.0f, (float *)c, (blasint)ldc);
-}
+void lt_blas_gemm(lt_dtype dt, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const void *a,
+                  int64_t lda, const void *b, int64_t ldb, void *c, int64_t ldc);
 
 #endif

@@ -33,9 +33,6 @@
 #include "eager/eager.h"
 
 #include <math.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 /* ---- Philox4x32-10 ------------------------------------------------------ */
 
@@ -249,23 +246,17 @@ static void fill_blocks(const rng_job *job, int64_t b0, int64_t b1)
 /* Fills every block, split in contiguous block ranges per thread when the
  * tensor is large. Each block depends only on its index, so the result is
  * the same for any split. */
+static void fill_chunk(void *ctx, int64_t b0, int64_t b1, int64_t chunk)
+{
+    (void)chunk;
+    fill_blocks(ctx, b0, b1);
+}
+
 static void run_job(const rng_job *job)
 {
     int64_t nblocks = job->numel <= 0 ? 0 : (job->numel - 1) / job->per_block + 1;
-#ifdef _OPENMP
-    if (job->numel >= LT_PARALLEL_GRAIN && omp_get_max_threads() > 1) {
-#pragma omp parallel
-        {
-            int64_t nt = omp_get_num_threads(), tid = omp_get_thread_num();
-            int64_t chunk = (nblocks + nt - 1) / nt;
-            int64_t b0 = tid * chunk, b1 = b0 + chunk < nblocks ? b0 + chunk : nblocks;
-            if (b0 < b1)
-                fill_blocks(job, b0, b1);
-        }
-        return;
-    }
-#endif
-    fill_blocks(job, 0, nblocks);
+    int64_t grain = LT_PARALLEL_GRAIN / (job->per_block > 0 ? job->per_block : 1);
+    lt_parallel_for(nblocks, grain > 0 ? grain : 1, 1, fill_chunk, (void *)job);
 }
 
 /* ---- attribute decoding ------------------------------------------------- */

@@ -578,19 +578,33 @@ static void run_task(const reduce_plan *p, int64_t t, int64_t rb, int64_t re, ch
     }
 }
 
-static void run_items(const reduce_plan *p, char *acc)
+typedef struct items_job {
+    const reduce_plan *p;
+    char *acc;
+} items_job;
+
+static void run_item_range(void *ctx, int64_t i0, int64_t i1, int64_t chunk)
 {
+    (void)chunk;
+    const items_job *j = ctx;
+    const reduce_plan *p = j->p;
     const reduce_geom *g = p->g;
-    int64_t items = p->nunits * p->nchunks;
-    LT_PRAGMA(omp parallel for schedule(static) if (p->parallel))
-    for (int64_t it = 0; it < items; it++) {
+    for (int64_t it = i0; it < i1; it++) {
         int64_t u = it / p->nchunks, c = it % p->nchunks;
         int64_t q = g->n_red / p->nchunks, rem = g->n_red % p->nchunks;
         int64_t rb = c * q + min64(c, rem), re = rb + q + (c < rem ? 1 : 0);
         int64_t t1 = min64((u + 1) * p->per_unit, p->ntasks);
         for (int64_t t = u * p->per_unit; t < t1; t++)
-            run_task(p, t, rb, re, acc + c * p->row_bytes);
+            run_task(p, t, rb, re, j->acc + c * p->row_bytes);
     }
+}
+
+/* Every item writes its own accumulators, so any split gives the same bits. */
+static void run_items(const reduce_plan *p, char *acc)
+{
+    items_job j = {p, acc};
+    int64_t items = p->nunits * p->nchunks;
+    lt_parallel_for(items, p->parallel ? 1 : items, 1, run_item_range, &j);
 }
 
 /*
@@ -970,6 +984,28 @@ static void scan_fns(lt_op op, lt_dtype dt, scan_row_fn *row, scan_cols_fn *cols
 #undef PICK
 }
 
+typedef struct scan_job {
+    scan_row_fn row;
+    scan_cols_fn cols;
+    const char *xb;
+    char *yb;
+    int64_t elem, blocks, len, s;
+} scan_job;
+
+static void scan_tasks(void *ctx, int64_t t0, int64_t t1, int64_t chunk)
+{
+    (void)chunk;
+    const scan_job *j = ctx;
+    for (int64_t t = t0; t < t1; t++) {
+        int64_t o = t / j->blocks, b = t % j->blocks;
+        int64_t off = (o * j->len * j->s + b * COL_BLOCK) * j->elem;
+        if (j->s == 1)
+            j->row(j->xb + off, j->yb + off, j->len);
+        else
+            j->cols(j->xb + off, j->yb + off, j->len, j->s, min64(COL_BLOCK, j->s - b * COL_BLOCK));
+    }
+}
+
 /* Runs the scan over a contiguous x into a contiguous y of the same dtype
  * and shape, along dim d. */
 static void scan_run(lt_op op, const lt_tensor *x, lt_tensor *y, int d)
@@ -995,15 +1031,8 @@ static void scan_run(lt_op op, const lt_tensor *x, lt_tensor *y, int d)
     int64_t blocks = s == 1 ? 1 : ceil_div(s, COL_BLOCK);
     int64_t tasks = outer * blocks;
     bool parallel = numel >= LT_PARALLEL_GRAIN && tasks > 1;
-    LT_PRAGMA(omp parallel for schedule(static) if (parallel))
-    for (int64_t t = 0; t < tasks; t++) {
-        int64_t o = t / blocks, b = t % blocks;
-        int64_t off = (o * len * s + b * COL_BLOCK) * elem;
-        if (s == 1)
-            row(xb + off, yb + off, len);
-        else
-            cols(xb + off, yb + off, len, s, min64(COL_BLOCK, s - b * COL_BLOCK));
-    }
+    scan_job j = {row, cols, xb, yb, elem, blocks, len, s};
+    lt_parallel_for(tasks, parallel ? 1 : tasks, 1, scan_tasks, &j);
 }
 
 static lt_status k_scan(lt_op op, lt_tensor *const *in, int nin, const lt_attrs *a, const lt_meta *om,

@@ -17,9 +17,6 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 /* ---- small helpers ------------------------------------------------------ */
 
@@ -61,7 +58,11 @@ static void unravel(int64_t pos, const int64_t *shape, int nd, int64_t *coord)
 }
 
 /* Runs loops in parallel only when there is enough work. */
-static bool go_parallel(int64_t work) { return work >= LT_PARALLEL_GRAIN; }
+/* Rows per parallel chunk for rows of `width` elements. */
+static int64_t rows_grain(int64_t width)
+{
+    return width > 0 && width < LT_PARALLEL_GRAIN ? LT_PARALLEL_GRAIN / width : 1;
+}
 
 /*
  * A contiguous i64 version of an index tensor whose values are all checked
@@ -292,29 +293,34 @@ static lt_status k_cat(lt_op op, lt_tensor *const *in, int nin, const lt_attrs *
  * of the contiguous output (geometry og; self has geometry sg). The index
  * is idx[p] (per_element: gather) or idx[p[dim]] (index_select).
  */
-static void take(char *out, const geom *og, const char *src, const geom *sg, int dim, const int64_t *idx,
-                 bool per_element, size_t es)
+typedef struct take_job {
+    char *out;
+    const geom *og, *sg;
+    const char *src;
+    const int64_t *idx;
+    int dim, last;
+    size_t es;
+    int64_t inner, jstep, dstride, istep;
+    bool per_element;
+} take_job;
+
+static void take_rows(void *ctx, int64_t r0, int64_t r1, int64_t chunk)
 {
-    int last = og->nd - 1;
-    int64_t inner = og->shape[last];
-    int64_t numel = lt_shape_numel(og->shape, og->nd);
-    if (numel == 0)
-        return;
-    int64_t rows = numel / inner;
-    int64_t jstep = dim == last ? 0 : sg->strides[last];
-    int64_t dstride = sg->strides[dim];
-    int64_t istep = (per_element || dim == last) ? 1 : 0;
-#pragma omp parallel for if (go_parallel(numel))
-    for (int64_t r = 0; r < rows; r++) {
+    (void)chunk;
+    const take_job *t = ctx;
+    const char *src = t->src;
+    const int64_t *idx = t->idx;
+    int64_t inner = t->inner, jstep = t->jstep, dstride = t->dstride, istep = t->istep;
+    for (int64_t r = r0; r < r1; r++) {
         int64_t coord[LT_MAX_DIMS];
-        unravel(r, og->shape, last, coord);
+        unravel(r, t->og->shape, t->last, coord);
         int64_t base = 0;
-        for (int d = 0; d < last; d++)
-            if (d != dim)
-                base += coord[d] * sg->strides[d];
-        const int64_t *irow = per_element ? idx + r * inner : dim == last ? idx : idx + coord[dim];
-        char *orow = out + r * inner * (int64_t)es;
-        switch (es) {
+        for (int d = 0; d < t->last; d++)
+            if (d != t->dim)
+                base += coord[d] * t->sg->strides[d];
+        const int64_t *irow = t->per_element ? idx + r * inner : t->dim == t->last ? idx : idx + coord[t->dim];
+        char *orow = t->out + r * inner * (int64_t)t->es;
+        switch (t->es) {
         case 1: TAKE_INNER(uint8_t); break;
         case 2: TAKE_INNER(uint16_t); break;
         case 4: TAKE_INNER(uint32_t); break;
@@ -323,11 +329,43 @@ static void take(char *out, const geom *og, const char *src, const geom *sg, int
     }
 }
 
+static void take(char *out, const geom *og, const char *src, const geom *sg, int dim, const int64_t *idx,
+                 bool per_element, size_t es)
+{
+    int last = og->nd - 1;
+    int64_t inner = og->shape[last];
+    int64_t numel = lt_shape_numel(og->shape, og->nd);
+    if (numel == 0)
+        return;
+    take_job t = {.out = out, .og = og, .sg = sg, .src = src, .idx = idx, .dim = dim, .last = last, .es = es,
+                  .inner = inner, .jstep = dim == last ? 0 : sg->strides[last], .dstride = sg->strides[dim],
+                  .istep = (per_element || dim == last) ? 1 : 0, .per_element = per_element};
+    lt_parallel_for(numel / inner, rows_grain(inner), 1, take_rows, &t);
+}
+
 /*
  * Writes self's slices idx[0..n) along dim, in order, to the contiguous
  * buffer out (self's shape with dim replaced by n). Contiguous self with
  * long enough slices copies whole blocks with memcpy.
  */
+typedef struct slices_job {
+    char *out;
+    const char *src;
+    const int64_t *idx;
+    int64_t n, size;
+    size_t block;
+} slices_job;
+
+static void copy_slices(void *ctx, int64_t o0, int64_t o1, int64_t chunk)
+{
+    (void)chunk;
+    const slices_job *j = ctx;
+    int64_t block = (int64_t)j->block;
+    for (int64_t o = o0; o < o1; o++)
+        for (int64_t k = 0; k < j->n; k++)
+            memcpy(j->out + (o * j->n + k) * block, j->src + (o * j->size + j->idx[k]) * block, j->block);
+}
+
 static void select_slices(char *out, const lt_tensor *self, int dim, const int64_t *idx, int64_t n)
 {
     geom sg = geom_of(self);
@@ -336,11 +374,8 @@ static void select_slices(char *out, const lt_tensor *self, int dim, const int64
     int64_t inner = lt_shape_numel(sg.shape + dim + 1, sg.nd - dim - 1);
     const char *src = lt_tensor_ptr(self);
     if (lt_tensor_contiguous(self) && inner * (int64_t)es >= 64) {
-        size_t block = (size_t)inner * es;
-#pragma omp parallel for if (go_parallel(outer * n * inner))
-        for (int64_t o = 0; o < outer; o++)
-            for (int64_t k = 0; k < n; k++)
-                memcpy(out + (o * n + k) * (int64_t)block, src + (o * size + idx[k]) * (int64_t)block, block);
+        slices_job j = {out, src, idx, n, size, (size_t)inner * es};
+        lt_parallel_for(outer, rows_grain(n * inner), 1, copy_slices, &j);
         return;
     }
     geom og = sg;
@@ -563,6 +598,28 @@ static lt_status k_one_hot(lt_op op, lt_tensor *const *in, int nin, const lt_att
     return LT_OK;
 }
 
+typedef struct triangle_job {
+    char *base;
+    int64_t rows, cols, k;
+    size_t es;
+    bool lower;
+} triangle_job;
+
+static void zero_outside(void *ctx, int64_t r0, int64_t r1, int64_t chunk)
+{
+    (void)chunk;
+    const triangle_job *t = ctx;
+    for (int64_t r = r0; r < r1; r++) {
+        int64_t i = r % t->rows;
+        /* tril keeps j <= i + k: zero [i + k + 1, cols); triu keeps j >= i + k: zero [0, i + k) */
+        int64_t lo = t->lower ? i + t->k + 1 : 0, hi = t->lower ? t->cols : i + t->k;
+        lo = lo < 0 ? 0 : lo > t->cols ? t->cols : lo;
+        hi = hi < 0 ? 0 : hi > t->cols ? t->cols : hi;
+        if (hi > lo)
+            memset(t->base + (r * t->cols + lo) * (int64_t)t->es, 0, (size_t)(hi - lo) * t->es);
+    }
+}
+
 /* Copies the input, then zeroes (all-zero bytes are 0 in every dtype) the
  * part of each row outside the triangle. */
 static lt_status k_triangle(lt_op op, lt_tensor *const *in, int nin, const lt_attrs *a, const lt_meta *om,
@@ -582,16 +639,8 @@ static lt_status k_triangle(lt_op op, lt_tensor *const *in, int nin, const lt_at
     k = k < -rows - 1 ? -rows - 1 : k > cols + 1 ? cols + 1 : k;
     bool lower = op == LT_OP_TRIL;
     char *base = lt_tensor_ptr(o);
-#pragma omp parallel for if (go_parallel(numel))
-    for (int64_t r = 0; r < nrows; r++) {
-        int64_t i = r % rows;
-        /* tril keeps j <= i + k: zero [i + k + 1, cols); triu keeps j >= i + k: zero [0, i + k) */
-        int64_t lo = lower ? i + k + 1 : 0, hi = lower ? cols : i + k;
-        lo = lo < 0 ? 0 : lo > cols ? cols : lo;
-        hi = hi < 0 ? 0 : hi > cols ? cols : hi;
-        if (hi > lo)
-            memset(base + (r * cols + lo) * (int64_t)es, 0, (size_t)(hi - lo) * es);
-    }
+    triangle_job j = {base, rows, cols, k, es, lower};
+    lt_parallel_for(nrows, rows_grain(cols), 1, zero_outside, &j);
     return LT_OK;
 }
 
@@ -746,6 +795,44 @@ static void drop_dim(const geom *g, int dim, int64_t *shape, int64_t *strides, i
     }
 }
 
+typedef struct sort_job {
+    const char *sbase;
+    char *vbase;
+    int64_t *ibase;
+    int64_t n, kout, sstep, vstep, istep;
+    int64_t oshape[LT_MAX_DIMS], sstr[LT_MAX_DIMS], vstr[LT_MAX_DIMS], istr[LT_MAX_DIMS];
+    int ond;
+    lt_dtype dt;
+    size_t es, scratch; /* bytes of keys + merge scratch per slice */
+    bool floating, desc;
+    char *buffers;      /* one scratch per chunk */
+} sort_job;
+
+static void sort_chunk(void *ctx, int64_t s0, int64_t s1, int64_t chunk)
+{
+    const sort_job *j = ctx;
+    void *keys = j->buffers + j->scratch * (size_t)chunk;
+    size_t es = j->es;
+    for (int64_t s = s0; s < s1; s++) {
+        int64_t coord[LT_MAX_DIMS], soff = 0, voff = 0, ioff = 0;
+        unravel(s, j->oshape, j->ond, coord);
+        for (int d = 0; d < j->ond; d++) {
+            soff += coord[d] * j->sstr[d];
+            voff += coord[d] * j->vstr[d];
+            ioff += coord[d] * j->istr[d];
+        }
+        const char *sp = j->sbase + soff * (int64_t)es;
+        load_keys(keys, sp, j->sstep, j->n, j->dt);
+        sort_keys(keys, (char *)keys + j->scratch / 2, j->n, j->kout, j->floating, j->desc);
+        char *vp = j->vbase + voff * (int64_t)es;
+        for (int64_t k = 0; k < j->kout; k++) {
+            int64_t pos = j->floating ? ((const fkey *)keys)[k].pos : ((const ikey *)keys)[k].pos;
+            memcpy(vp + k * j->vstep, sp + pos * j->sstep, es);
+            j->ibase[ioff + k * j->istep] = pos;
+        }
+    }
+}
+
 /* Sorts every slice of self along dim; writes the first kout sorted
  * values and positions of each slice to values/indices. */
 static lt_status sort_slices(lt_tensor *self, int dim, bool desc, lt_tensor *values, lt_tensor *indices)
@@ -755,54 +842,25 @@ static lt_status sort_slices(lt_tensor *self, int dim, bool desc, lt_tensor *val
     int64_t numel = lt_shape_numel(sg.shape, sg.nd);
     if (numel == 0 || kout == 0)
         return LT_OK;
-    int64_t slices = numel / n;
-    lt_dtype dt = (lt_dtype)self->dtype;
-    bool floating = lt_dtype_is_floating(dt);
-    size_t es = lt_dtype_size(dt);
-    int64_t oshape[LT_MAX_DIMS], sstr[LT_MAX_DIMS], vstr[LT_MAX_DIMS], istr[LT_MAX_DIMS];
-    int ond;
-    drop_dim(&sg, dim, oshape, sstr, &ond);
-    drop_dim(&vg, dim, oshape, vstr, &ond);
-    drop_dim(&ig, dim, oshape, istr, &ond);
-    bool parallel = go_parallel(numel) && slices > 1;
-    int nthreads = 1;
-#ifdef _OPENMP
-    if (parallel)
-        nthreads = omp_get_max_threads();
-#endif
-    size_t per_thread = 2 * (size_t)n * sizeof(fkey); /* keys and merge scratch */
-    char *buffers = lt_alloc(per_thread * (size_t)nthreads, "sort");
-    if (!buffers)
+    sort_job j = {.n = n, .kout = kout, .dt = (lt_dtype)self->dtype, .desc = desc};
+    j.floating = lt_dtype_is_floating(j.dt);
+    j.es = lt_dtype_size(j.dt);
+    drop_dim(&sg, dim, j.oshape, j.sstr, &j.ond);
+    drop_dim(&vg, dim, j.oshape, j.vstr, &j.ond);
+    drop_dim(&ig, dim, j.oshape, j.istr, &j.ond);
+    int64_t slices = numel / n, grain = rows_grain(n);
+    j.scratch = 2 * (size_t)n * sizeof(fkey); /* keys and merge scratch */
+    j.buffers = lt_alloc(j.scratch * (size_t)lt_parallel_chunks(slices, grain, 1), "sort");
+    if (!j.buffers)
         return lt_last_status();
-    const char *sbase = lt_tensor_ptr(self);
-    char *vbase = lt_tensor_ptr(values);
-    int64_t *ibase = (int64_t *)lt_tensor_ptr(indices);
-    int64_t sstep = sg.strides[dim] * (int64_t)es, vstep = vg.strides[dim] * (int64_t)es, istep = ig.strides[dim];
-#pragma omp parallel for if (parallel)
-    for (int64_t s = 0; s < slices; s++) {
-        int tid = 0;
-#ifdef _OPENMP
-        tid = omp_get_thread_num();
-#endif
-        void *keys = buffers + per_thread * (size_t)tid;
-        int64_t coord[LT_MAX_DIMS], soff = 0, voff = 0, ioff = 0;
-        unravel(s, oshape, ond, coord);
-        for (int d = 0; d < ond; d++) {
-            soff += coord[d] * sstr[d];
-            voff += coord[d] * vstr[d];
-            ioff += coord[d] * istr[d];
-        }
-        const char *sp = sbase + soff * (int64_t)es;
-        load_keys(keys, sp, sstep, n, dt);
-        sort_keys(keys, (char *)keys + per_thread / 2, n, kout, floating, desc);
-        char *vp = vbase + voff * (int64_t)es;
-        for (int64_t j = 0; j < kout; j++) {
-            int64_t pos = floating ? ((const fkey *)keys)[j].pos : ((const ikey *)keys)[j].pos;
-            memcpy(vp + j * vstep, sp + pos * sstep, es);
-            ibase[ioff + j * istep] = pos;
-        }
-    }
-    lt_free(buffers);
+    j.sbase = lt_tensor_ptr(self);
+    j.vbase = lt_tensor_ptr(values);
+    j.ibase = (int64_t *)lt_tensor_ptr(indices);
+    j.sstep = sg.strides[dim] * (int64_t)j.es;
+    j.vstep = vg.strides[dim] * (int64_t)j.es;
+    j.istep = ig.strides[dim];
+    lt_parallel_for(slices, grain, 1, sort_chunk, &j);
+    lt_free(j.buffers);
     return LT_OK;
 }
 

@@ -5,6 +5,7 @@
  * normalized f32 image tensor and an i64 label tensor.
  */
 #include "api/api.h"
+#include "core/pool.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -354,6 +355,30 @@ static lt_status check_perm(const lt_dataset *d, const int64_t *perm, int64_t st
     return LT_OK;
 }
 
+typedef struct fill_ctx {
+    const lt_dataset *d;
+    const int64_t *perm;
+    int64_t start, pixels;
+    const float *table;
+    float *img;
+    int64_t *lab;
+} fill_ctx;
+
+/* Samples [lo, hi) of the batch (a chunk of lt_parallel_for). */
+static void fill_samples(void *ctx, int64_t lo, int64_t hi, int64_t chunk)
+{
+    const fill_ctx *f = ctx;
+    (void)chunk;
+    for (int64_t i = lo; i < hi; i++) {
+        int64_t s = f->perm ? f->perm[f->start + i] : f->start + i;
+        const uint8_t *src = f->d->images + s * f->pixels;
+        float *dst = f->img + i * f->pixels;
+        for (int64_t k = 0; k < f->pixels; k++)
+            dst[k] = f->table[src[k]];
+        f->lab[i] = (int64_t)f->d->labels[s];
+    }
+}
+
 /* Fills the images [b, 1, rows, cols] and labels [b] of samples
  * start..start+b through a 256-entry table of normalized pixel values. */
 static void fill_batch(const lt_dataset *d, const int64_t *perm, int64_t start, int64_t b, double mean,
@@ -363,15 +388,9 @@ static void fill_batch(const lt_dataset *d, const int64_t *perm, int64_t start, 
     for (int v = 0; v < 256; v++)
         table[v] = (float)(((double)v / 255.0 - mean) / std);
     const int64_t pixels = d->rows * d->cols;
-    #pragma omp parallel for schedule(static) if (b * pixels > 4 * LT_PARALLEL_GRAIN)
-    for (int64_t i = 0; i < b; i++) {
-        int64_t s = perm ? perm[start + i] : start + i;
-        const uint8_t *src = d->images + s * pixels;
-        float *dst = img + i * pixels;
-        for (int64_t k = 0; k < pixels; k++)
-            dst[k] = table[src[k]];
-        lab[i] = (int64_t)d->labels[s];
-    }
+    fill_ctx f = {d, perm, start, pixels, table, img, lab};
+    int64_t grain = pixels > 0 ? 4 * LT_PARALLEL_GRAIN / pixels + 1 : b;
+    lt_parallel_for(b, grain, 1, fill_samples, &f);
 }
 
 /* A fresh contiguous CPU tensor (unpublished, refcount 1). */
