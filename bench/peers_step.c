@@ -20,7 +20,10 @@
  *
  * usage:
  *   peers_step --device lazy|cpu [--name NAME] [--threads N]
- *              [--backend cpu|interp] (--serve | --workload W [--steps N])
+ *              [--backend cpu|interp] [--async] (--serve | --workload W [--steps N])
+ * --async ends every step with lt_step_end_async (lt_barrier(false)): the
+ * next step is traced while this one runs, and a step's time includes the
+ * wait for the one before it; the default name is then "lazy-async".
  * --serve reads commands from stdin, one a line, and answers each with one
  * JSON line on stdout (bench/peers/run.py drives it this way):
  *   run <workload> <steps> <warmup>   runs warmup + steps steps; the first
@@ -76,7 +79,11 @@ typedef struct options {
     bool serve;
     int workload;
     int steps;
+    bool async; /* steps end with lt_step_end_async */
 } options;
+
+/* --async: every step ends with lt_step_end_async instead of lt_step_end */
+static bool async_steps;
 
 static double now_ms(void)
 {
@@ -279,7 +286,7 @@ static double timed_step(model *m)
     lt_tensor *loss = loss_of(m);
     bool ok = loss && lt_backward(loss, NULL) == LT_OK && lt_optim_step(m->opt) == LT_OK &&
               lt_optim_zero_grad(m->opt) == LT_OK;
-    ok = lt_step_end() == LT_OK && ok;
+    ok = (async_steps ? lt_step_end_async() : lt_step_end()) == LT_OK && ok;
     return ok ? now_ms() - t0 : -1;
 }
 
@@ -354,6 +361,8 @@ static bool run_steps(model *m, int steps, int warmup, run_result *r)
     bool ok = true;
     for (int i = 0; ok && i < steps; i++)
         ok = (t[i] = timed_step(m)) >= 0;
+    if (async_steps && lt_barrier(true) != LT_OK) /* the last step's execution, and its error */
+        ok = false;
     r->compiles = lt_metrics_counter("UncachedCompile") - compiles0;
     if (ok)
         r->median_ms = median(t, steps);
@@ -417,7 +426,7 @@ static void serve(const options *o, model *models)
 static int usage(void)
 {
     fprintf(stderr, "usage: peers_step --device lazy|cpu [--name NAME] [--threads N] [--backend cpu|interp]\n"
-                    "                  (--serve | --workload W [--steps N])\n"
+                    "                  [--async] (--serve | --workload W [--steps N])\n"
                     "workloads: mlp_sgd mlp_adam transformer gpt mnist_cnn\n");
     return 2;
 }
@@ -444,6 +453,8 @@ static bool parse_args(int argc, char **argv, options *o)
             o->workload = workload_parse(argv[++i]);
         else if (!strcmp(argv[i], "--steps") && has_value)
             o->steps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--async"))
+            o->async = true;
         else
             return false;
     }
@@ -451,7 +462,7 @@ static bool parse_args(int argc, char **argv, options *o)
         return false;
     o->dev = lt_device_parse(device);
     if (!o->name)
-        o->name = o->dev.kind == LT_DEVICE_LAZY ? "lazy" : "eager";
+        o->name = o->dev.kind == LT_DEVICE_LAZY ? (o->async ? "lazy-async" : "lazy") : "eager";
     return o->dev.kind != LT_DEVICE_INVALID && o->threads >= 0 && (o->serve || o->workload >= 0) &&
            o->steps >= 1 && o->steps <= MAX_STEPS;
 }
@@ -463,6 +474,7 @@ int main(int argc, char **argv)
         return usage();
     if (o.threads > 0)
         lt_set_num_threads(o.threads);
+    async_steps = o.async;
     if (o.backend && lt_lazy_set_backend(o.backend) != LT_OK) {
         fprintf(stderr, "peers_step: %s\n", lt_last_error());
         return 2;

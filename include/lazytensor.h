@@ -864,6 +864,14 @@ double lt_lr_warmup(double after, int64_t step, int64_t warmup_steps);
  */
 void lt_step_begin(void);
 lt_status lt_step_end(void);
+/**
+ * lt_step_end with an asynchronous barrier (lt_barrier(false)): returns as
+ * soon as the step's program is handed to the executing thread, so the
+ * caller traces the next step while this one runs. The next barrier, or
+ * the first read of one of the step's results, waits for it and reports
+ * its failure, if any (see lt_barrier). On the cpu device it is lt_step_end.
+ */
+lt_status lt_step_end_async(void);
 
 /* ========================================================================= */
 /* Checkpoints (safetensors) and datasets                                     */

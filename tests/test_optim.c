@@ -328,6 +328,62 @@ static void test_lazy_step_compiles_once(void **state)
     lt_optim_free(o);
 }
 
+/* Ten Adam steps of a small regression on dev, each ended by lt_step_end or
+ * lt_step_end_async; the losses (read after the run) and the final w. */
+static void regression_steps(lt_device dev, bool async, double *losses, double **w_out)
+{
+    lt_manual_seed(5);
+    lt_tensor *w = LT_OK_T(lt_to(lt_randn(LT_DIMS(4, 3), LT_F32, cpu()), dev));
+    lt_tensor *target = LT_OK_T(lt_to(lt_randn(LT_DIMS(4, 3), LT_F32, cpu()), dev));
+    lt_set_requires_grad(w, true);
+    lt_optimizer *o = lt_optim_adam((lt_tensor *[]){w}, 1, 0.05, 0.9, 0.999, 1e-8, 0.0, false);
+    lt_tensor *kept[10];
+    for (int s = 0; s < 10; s++) {
+        lt_step_begin();
+        lt_tensor *d = lt_sub(lt_mul(w, w), target);
+        lt_tensor *loss = lt_sum(lt_mul(d, d), NULL, 0, false);
+        assert_int_equal(lt_backward(loss, NULL), LT_OK);
+        assert_int_equal(lt_optim_step(o), LT_OK);
+        assert_int_equal(lt_optim_zero_grad(o), LT_OK);
+        kept[s] = lt_keep(lt_detach(loss));
+        assert_int_equal(async ? lt_step_end_async() : lt_step_end(), LT_OK);
+    }
+    for (int s = 0; s < 10; s++) {
+        assert_int_equal(lt_item(kept[s], &losses[s]), LT_OK);
+        lt_release(kept[s]);
+    }
+    *w_out = lt_test_values(w);
+    lt_optim_free(o);
+}
+
+/* lt_step_end_async: on the lazy device each step's program runs while the
+ * next one is traced, with the same results as lt_step_end; on the cpu
+ * device it is lt_step_end; misuse is reported under its own name. */
+static void test_async_step_end(void **state)
+{
+    (void)state;
+    double sync_losses[10], async_losses[10], cpu_losses[10], *w_sync, *w_async, *w_cpu;
+    regression_steps(lazy(), false, sync_losses, &w_sync);
+    lt_metrics_reset();
+    regression_steps(lazy(), true, async_losses, &w_async);
+    assert_int_equal(lt_metrics_counter("AsyncExecutions"), 10);
+    regression_steps(cpu(), true, cpu_losses, &w_cpu);
+    for (int s = 0; s < 10; s++) {
+        assert_true(async_losses[s] == sync_losses[s]);
+        assert_near(cpu_losses[s], sync_losses[s], 1e-5 * (1 + fabs(sync_losses[s])));
+    }
+    for (int i = 0; i < 12; i++) {
+        assert_true(w_async[i] == w_sync[i]);
+        assert_near(w_cpu[i], w_sync[i], 1e-5);
+    }
+    assert_true(sync_losses[9] < sync_losses[0]);
+    free(w_sync);
+    free(w_async);
+    free(w_cpu);
+    assert_int_equal(lt_step_end_async(), LT_ERR_STATE);
+    LT_EXPECT_ERROR(LT_ERR_STATE, "step_end_async: no step is open");
+}
+
 /* ---- whole models: cpu and lazy agree, one compile per step shape ------------------------ */
 
 static lt_module *small_cnn(lt_device dev)
@@ -553,7 +609,8 @@ int main(void)
         LT_TEST(test_sgd_trajectories),    LT_TEST(test_adam_trajectories), LT_TEST(test_changing_lr),
         LT_TEST(test_lazy_equals_cpu),     LT_TEST(test_state_and_skipping), LT_TEST(test_resume_from_state),
         LT_TEST(test_lazy_step_compiles_once), LT_TEST(test_model_training_cnn),
-        LT_TEST(test_model_training_attention), LT_TEST(test_step_scope),   LT_TEST(test_schedules),
+        LT_TEST(test_model_training_attention), LT_TEST(test_step_scope),   LT_TEST(test_async_step_end),
+        LT_TEST(test_schedules),
         LT_TEST(test_bad_input),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

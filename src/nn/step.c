@@ -28,23 +28,29 @@ void lt_step_begin(void)
     step_count++;
 }
 
-lt_status lt_step_end(void)
+/* Closes the step's scope, then runs the step barrier (waiting for its
+ * execution or not). */
+static lt_status step_end(const char *op, bool wait)
 {
     if (step_count == 0)
-        return lt_error(LT_ERR_STATE, "step_end: no step is open (call lt_step_begin first)");
+        return lt_error(LT_ERR_STATE, "%s: no step is open (call lt_step_begin first)", op);
     if (step_count <= STEP_MAX_NEST && lt_scope_depth() != step_depths[step_count - 1]) {
         int extra = lt_scope_depth() - step_depths[step_count - 1];
         if (extra > 0)
-            return lt_error(LT_ERR_STATE, "step_end: %d scope(s) opened inside the step are still open; "
-                            "close them with lt_scope_end first", extra);
+            return lt_error(LT_ERR_STATE, "%s: %d scope(s) opened inside the step are still open; "
+                            "close them with lt_scope_end first", op, extra);
         step_count--; /* the step is over: its scope is gone */
-        return lt_error(LT_ERR_STATE, "step_end: the step's scope was already closed by lt_scope_end");
+        return lt_error(LT_ERR_STATE, "%s: the step's scope was already closed by lt_scope_end", op);
     }
     step_count--;
     lt_status status = lt_scope_end();
     if (status != LT_OK)
         return status;
     if (lt_lazy_device_available && lt_lazy_registry_first() != NULL)
-        return lt_mark_step();
+        return wait ? lt_mark_step() : lt_barrier(false);
     return LT_OK;
 }
+
+lt_status lt_step_end(void) { return step_end("step_end", true); }
+
+lt_status lt_step_end_async(void) { return step_end("step_end_async", false); }
