@@ -685,7 +685,10 @@ lt_status lt_lazy_release_thread(void);
  *  "DonatedBuffers", "GraphNodes", "ProgramOutputs" (of the last program),
  *  "AsyncExecutions", "BarrierWaits", "FailedExecutions", "DiscardedValues"
  *  (tensors dropped by lt_lazy_discard), "IndexChecks" (index operands
- *  checked before a step that donates); with the cpu backend also "Kernels"
+ *  checked before a step that donates), "GraphSizeWarnings" and
+ *  "AutoBarriers" (a graph grown past LT_GRAPH_WARN_NODES without a
+ *  barrier: the warning, and the barriers LT_AUTO_BARRIER=1 inserted);
+ *  with the cpu backend also "Kernels"
  *  (of the last compiled program), "KernelCalls", "DiskCacheHit",
  *  "DiskCacheMiss", "DiskCacheCorrupt", "DiskCacheEvicted", "CompileErrors".
  *  Unknown names give 0. */

@@ -202,6 +202,8 @@ lt_origin lt_origin_set(lt_origin o)
     return saved;
 }
 
+const char *lt_origin_current(void) { return current_origin.name; }
+
 lt_origin lt_origin_enter(const char *name)
 {
     lt_origin saved = current_origin;

@@ -165,6 +165,16 @@ void lt_lazy_set_pending(lt_tensor *t, lt_value v);
 /* Resets the IR arena if no tensor has a pending value. */
 void lt_lazy_reset_if_idle(void);
 
+/* After an op is recorded: warns once when the IR recorded since the last
+ * barrier passes LT_GRAPH_WARN_NODES and, with LT_AUTO_BARRIER=1, cuts it
+ * with a barrier (growth.c). `call` names the public function. */
+void lt_lazy_check_growth(const char *call);
+/* Sets the threshold (0: none) and the automatic barrier, in place of the
+ * environment (for tests). */
+void lt_lazy_set_growth_limit(uint32_t nodes, bool auto_barrier);
+/* The public function being recorded on this thread, or NULL. */
+const char *lt_origin_current(void);
+
 /* The backend that compiles and runs the lazy device's graphs. */
 const struct lt_backend *lt_lazy_current_backend(void);
 

@@ -321,6 +321,10 @@ lt_status lt_lazy_run(lt_op op, lt_tensor *const *in, int nin, const lt_attrs *a
         }
     }
     lt_metric_time("TracingTime", lt_now_ms() - start);
+    if (st == LT_OK) {
+        const char *call = lt_origin_current();
+        lt_lazy_check_growth(call ? call : lt_op_name(op));
+    }
     return st;
 }
 
