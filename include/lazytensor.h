@@ -630,10 +630,13 @@ lt_status lt_print(lt_tensor *t);
 lt_status lt_mark_step(void);
 /**
  * Barrier: runs all pending IR. With wait == false it may return before
- * execution ends; the next access to a result (or the next barrier) waits
- * for it and reports its failure, if any, with every tensor as it was
- * before the barrier (see lt_mark_step). Buffers may be donated (this is a
- * step barrier).
+ * execution ends, and ops recorded meanwhile may use its results without
+ * waiting (the next step is traced while this one runs). Reading a result,
+ * writing into one in place, or the next barrier waits for it and reports
+ * its failure, if any, with every tensor as it was before the barrier (see
+ * lt_mark_step); ops recorded from the failed results then fail at their
+ * barrier until lt_lazy_discard drops them. Buffers may be donated (this
+ * is a step barrier).
  */
 lt_status lt_barrier(bool wait);
 /**

@@ -392,6 +392,55 @@ static void case_training_loop(bool async)
     trainer_free(&t);
 }
 
+/* ---- case 9: tracing while the step runs ---------------------------------- */
+
+/* After lt_barrier(false), ops that read the step's results are recorded
+ * without waiting for it (through placeholders its data arrives in).
+ * Success: they compute from the new values, and the parameter's buffer is
+ * still donated at the next step. Failure: the failed step's roots are
+ * restored, what was recorded from them fails at its barrier with a clear
+ * message, and lt_lazy_discard drops it. Synchronous barriers: the same
+ * ops simply read data. */
+static void case_trace_during_step(bool async)
+{
+    lt_tensor *p = lazy_f32((const double[]){1, 2, 3, 4}, 4);
+    assert_non_null(lt_add_scalar_(p, 10));
+    assert_int_equal(async ? lt_barrier(false) : lt_mark_step(), LT_OK);
+    int64_t waits = lt_metrics_counter("BarrierWaits");
+    lt_tensor *q = LT_OK_T(lt_mul_scalar(p, 2)); /* recorded while p is computed */
+    assert_int_equal(lt_metrics_counter("BarrierWaits"), waits);
+    assert_non_null(lt_sub_scalar_(p, 1)); /* an update waits for p's data */
+    int64_t donated = lt_metrics_counter("DonatedBuffers");
+    assert_int_equal(lt_mark_step(), LT_OK);
+    assert_true(lt_metrics_counter("DonatedBuffers") > donated);
+    LT_ASSERT_VALUES(q, 0, 22, 24, 26, 28);
+    LT_ASSERT_VALUES(p, 0, 10, 11, 12, 13);
+
+    /* the step fails: p keeps its pending value, q cannot be computed */
+    lt_scope_begin(); /* the failing gather dies with this scope */
+    assert_non_null(failing_gather());
+    assert_non_null(lt_add_scalar_(p, 100));
+    if (!async) {
+        run_failing_step(false);
+        lt_scope_end();
+        LT_ASSERT_VALUES(p, 0, 110, 111, 112, 113);
+        return;
+    }
+    assert_int_equal(lt_barrier(false), LT_OK);
+    lt_scope_end();
+    lt_tensor *r = LT_OK_T(lt_mul_scalar(p, 2));
+    assert_int_equal(lt_mark_step(), LT_ERR_INDEX); /* the step in flight failed */
+    LT_EXPECT_ERROR(LT_ERR_INDEX, "(while running the lazy step forced by lt_barrier)");
+    assert_int_equal(lt_mark_step(), LT_ERR_STATE); /* r was recorded from it */
+    LT_EXPECT_ERROR(LT_ERR_STATE, "as computed by an asynchronous step that failed");
+    assert_true(lt_lazy_discard() >= 1);
+    char host[16];
+    assert_int_equal(lt_copy_to_host(r, host, sizeof host), LT_ERR_STATE);
+    LT_EXPECT_ERROR(LT_ERR_STATE, "discarded by lt_lazy_discard");
+    LT_ASSERT_VALUES(p, 0, 10, 11, 12, 13); /* its last data */
+    LT_ASSERT_VALUES(lt_mul_scalar(p, 3), 0, 30, 33, 36, 39);
+}
+
 /* ---- drivers -------------------------------------------------------------- */
 
 typedef void (*txn_case)(bool async);
@@ -430,6 +479,7 @@ TXN_TEST(discard_other_thread)
 TXN_TEST(donation_after_index_check)
 TXN_TEST(message_names_public_function)
 TXN_TEST(training_loop)
+TXN_TEST(trace_during_step)
 
 int main(void)
 {
@@ -447,6 +497,7 @@ int main(void)
         LT_TEST(test_donation_after_index_check),
         LT_TEST(test_message_names_public_function),
         LT_TEST(test_training_loop),
+        LT_TEST(test_trace_during_step),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[128];

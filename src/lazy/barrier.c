@@ -249,7 +249,7 @@ static void drop_remaining_pending(void)
 /* One execution: its own copies of everything it reads, so that tracing
  * can go on (and the arena be reset) while it runs. */
 typedef struct exec_job {
-    pthread_t thread;
+    bool done;            /* in flight: set by the executor when it has run */
     cache_entry *entry;
     lt_exec_args args;
     lt_storage **leaves;  /* retained */
@@ -338,10 +338,79 @@ static void job_run(exec_job *j)
     lt_metric_time("ExecuteTime", lt_now_ms() - start);
 }
 
-static void *job_thread(void *arg)
+/* ---- the executor thread ------------------------------------------------------------ */
+
+/* One long-lived thread runs the executions of lt_barrier(false), one at a
+ * time. Long-lived, so that what the kernels' libraries keep per thread
+ * (OpenBLAS's buffers) is set up once, not at every step. */
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t changed; /* a job was handed over, or finished */
+    exec_job *job;          /* handed over, not yet finished */
+    bool started;
+} executor = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, false};
+
+static void *executor_main(void *arg)
 {
-    job_run(arg);
+    (void)arg;
+    pthread_mutex_lock(&executor.lock);
+    for (;;) {
+        while (!executor.job || executor.job->done)
+            pthread_cond_wait(&executor.changed, &executor.lock);
+        exec_job *j = executor.job;
+        pthread_mutex_unlock(&executor.lock);
+        job_run(j);
+        pthread_mutex_lock(&executor.lock);
+        j->done = true;
+        pthread_cond_broadcast(&executor.changed);
+    }
     return NULL;
+}
+
+static void executor_forget(void)
+{
+    /* a forked child has no executor thread (and no job in flight of its own) */
+    executor.started = false;
+    executor.job = NULL;
+    pthread_mutex_init(&executor.lock, NULL);
+    pthread_cond_init(&executor.changed, NULL);
+}
+
+/* Hands j to the executor thread (started on first use); false if no
+ * thread could be started. */
+static bool executor_submit(exec_job *j)
+{
+    pthread_mutex_lock(&executor.lock);
+    if (!executor.started) {
+        static bool atfork_done;
+        if (!atfork_done)
+            atfork_done = pthread_atfork(NULL, NULL, executor_forget) == 0;
+        pthread_t th;
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        pthread_attr_setstacksize(&attr, 8u << 20); /* kernels keep index arrays on the stack */
+        executor.started = pthread_create(&th, &attr, executor_main, NULL) == 0;
+        pthread_attr_destroy(&attr);
+        if (!executor.started) {
+            pthread_mutex_unlock(&executor.lock);
+            return false;
+        }
+    }
+    j->done = false;
+    executor.job = j;
+    pthread_cond_broadcast(&executor.changed);
+    pthread_mutex_unlock(&executor.lock);
+    return true;
+}
+
+static void executor_wait(exec_job *j)
+{
+    pthread_mutex_lock(&executor.lock);
+    while (!j->done)
+        pthread_cond_wait(&executor.changed, &executor.lock);
+    executor.job = NULL;
+    pthread_mutex_unlock(&executor.lock);
 }
 
 /* Sets the error of a failed execution: the public function that recorded
@@ -438,15 +507,17 @@ static lt_status job_finish(exec_job *j, bool in_flight, bool report)
     lt_status st = j->status;
     if (st != LT_OK) {
         lt_metric_add("FailedExecutions", 1);
-        for (uint32_t r = 0; in_flight && r < j->nroots; r++)
+        for (uint32_t r = 0; in_flight && r < j->nroots; r++) {
             ((lt_lazy *)j->roots[r]->lazy)->inflight = false;
+            lt_lazy_fail_future(j->roots[r]);
+        }
         lt_status restored = in_flight ? restore_roots(j) : LT_OK;
         if (report && restored == LT_OK)
             report_failure(j);
     }
     for (uint32_t r = 0; r < j->nroots; r++) {
         if (st == LT_OK)
-            lt_lazy_set_data(j->roots[r], j->outs[r]);
+            lt_lazy_fill_future(j->roots[r], j->outs[r]);
         if (in_flight)
             lt_tensor_drop(j->roots[r]);
     }
@@ -462,7 +533,7 @@ static lt_status finish_inflight(bool report)
         return LT_OK;
     inflight = NULL;
     double start = lt_now_ms();
-    pthread_join(j->thread, NULL);
+    executor_wait(j);
     lt_metric_time("WaitTime", lt_now_ms() - start);
     lt_metric_add("BarrierWaits", 1);
     return job_finish(j, true, report);
@@ -516,7 +587,7 @@ static lt_status execute(const lt_gbuild *b, cache_entry *e, bool step, bool don
     static bool exit_hook;
     if (!exit_hook) /* a process that exits with a job in flight still joins it */
         exit_hook = atexit(wait_at_exit) == 0;
-    if (pthread_create(&j->thread, NULL, job_thread, j) != 0) {
+    if (!executor_submit(j)) {
         job_run(j); /* no thread available: run here */
         return job_finish(j, true, true);
     }

@@ -137,6 +137,10 @@ static lt_status emit(lt_gbuild *b, uint32_t index)
         lt_ir_hash_u64(b->key, ((uint64_t)v.node << 8) | v.out);
     }
     if (n->kind == LT_NODE_DATA) {
+        if (lt_lazy_is_unfilled(n->storage))
+            return lt_error(LT_ERR_STATE, "lazy: this graph reads tensor %llu as computed by an asynchronous "
+                            "step that failed; call lt_lazy_discard() to drop what was recorded since",
+                            (unsigned long long)n->tensor_id);
         if (!grow((void **)&b->leaves, &b->leaf_cap, b->g.nleaves + 1, sizeof *b->leaves) ||
             !grow((void **)&b->leaf_ids, &b->leaf_id_cap, b->g.nleaves + 1, sizeof *b->leaf_ids))
             return oom();

@@ -111,6 +111,12 @@ typedef struct lt_lazy {
     uint32_t leaf_node;       /* memoized data leaf in `generation` */
     uint64_t leaf_generation;
     bool discarded;           /* its pending value was dropped by lt_lazy_discard */
+    /* In flight and read by an op recorded meanwhile: the placeholder buffer
+     * its data will arrive in (device kind LT_DEVICE_INVALID until then)
+     * and the IR leaf made of it (see lt_lazy_fill_future) */
+    lt_storage *future;
+    uint32_t future_node;
+    uint64_t future_generation;
 } lt_lazy;
 
 /* Device-level entry points used by the dispatcher. */
@@ -158,6 +164,15 @@ lt_status lt_lazy_barrier_async(bool step, bool wait, const char *why, lt_tensor
 lt_status lt_lazy_wait(void);
 /* Installs an output buffer (reference taken over) as t's data. */
 void lt_lazy_set_data(lt_tensor *t, lt_storage *s);
+/* Installs the output buffer s (reference taken over) of a root that was in
+ * flight: when an op recorded meanwhile read it through a placeholder
+ * buffer, the data moves into the placeholder, which becomes t's data. */
+void lt_lazy_fill_future(lt_tensor *t, lt_storage *s);
+/* A root in flight whose step failed: its placeholder, if any, stays
+ * without data, and any graph reading it fails (see graph.c). */
+void lt_lazy_fail_future(lt_tensor *t);
+/* True for a placeholder buffer that never received its data. */
+bool lt_lazy_is_unfilled(const lt_storage *s);
 /* Drops t's pending value. */
 void lt_lazy_clear_pending(lt_tensor *t);
 /* Makes v (of the current arena generation) t's pending value. */

@@ -75,6 +75,7 @@ static void on_death(lt_tensor *t)
         registry_tail = z->prev;
     lt_metric_add("TensorsDestroyed", 1);
     lt_tensor *base = z->base;
+    lt_storage_unref(z->future);
     free(z->chain);
     bool was_pending = z->pending;
     free(z);
@@ -181,22 +182,105 @@ static bool view_is_current(const lt_tensor *t)
     return z->base_version == L(z->base)->version;
 }
 
+/* ---- roots in flight ----------------------------------------------------------- */
+
+/* An op recorded while its input's value is still being computed by an
+ * asynchronous barrier reads it through a placeholder buffer that receives
+ * the data when that execution finishes. So the next step is traced while
+ * this one runs; a barrier waits for the execution in flight before it
+ * builds a graph, so no program ever reads a placeholder still empty. */
+static lt_status future_leaf(lt_tensor *t, lt_value *v)
+{
+    lt_lazy *z = L(t);
+    uint64_t gen = lt_ir_generation();
+    if (!z->future) {
+        lt_storage *p = malloc(sizeof *p);
+        if (!p)
+            return lt_error(LT_ERR_MEMORY, "lazy: out of memory");
+        atomic_init(&p->refcount, 1);
+        atomic_init(&p->version, 0);
+        p->data = NULL;
+        p->nbytes = (size_t)lt_shape_numel(t->shape, t->ndim) * lt_dtype_size((lt_dtype)t->dtype);
+        p->device = (lt_device){LT_DEVICE_INVALID, 0};
+        z->future = p;
+        z->future_generation = 0;
+    }
+    if (z->future_generation != gen) {
+        lt_meta m = lt_tensor_meta(t);
+        m.weak = 0;
+        uint32_t node = lt_ir_add_data(z->future, &m, t->id);
+        if (node == UINT32_MAX)
+            return lt_last_status();
+        z->future_node = node;
+        z->future_generation = gen;
+    }
+    v->node = z->future_node;
+    v->out = 0;
+    return LT_OK;
+}
+
+bool lt_lazy_is_unfilled(const lt_storage *s) { return s->device.kind == LT_DEVICE_INVALID; }
+
+void lt_lazy_fill_future(lt_tensor *t, lt_storage *s)
+{
+    lt_lazy *z = L(t);
+    lt_storage *p = z->future;
+    if (!p) {
+        lt_lazy_set_data(t, s);
+        return;
+    }
+    if (atomic_load(&s->refcount) == 1 && s->nbytes == p->nbytes) {
+        p->data = s->data; /* the output is ours alone: take its buffer */
+        s->data = NULL;
+    } else if (s->nbytes == p->nbytes) { /* shared (a leaf returned as an output): copy it */
+        p->data = lt_alloc(p->nbytes, "lazy");
+        if (p->data)
+            memcpy(p->data, s->data, p->nbytes);
+    }
+    if (!p->data && p->nbytes > 0) {
+        /* out of memory: t keeps the output; what was traced from the
+         * placeholder fails at its barrier (lt_lazy_is_unfilled) */
+        lt_clear_error();
+        lt_lazy_fail_future(t);
+        lt_lazy_set_data(t, s);
+        return;
+    }
+    z->future = NULL;
+    lt_storage_unref(s);
+    lt_lazy_set_data(t, p); /* p's reference moves to t */
+    if (z->future_generation == lt_ir_generation()) { /* the leaf already recorded stays t's leaf */
+        z->leaf_node = z->future_node;
+        z->leaf_generation = z->future_generation;
+    }
+}
+
+void lt_lazy_fail_future(lt_tensor *t)
+{
+    lt_lazy *z = L(t);
+    lt_storage_unref(z->future); /* graphs reading it keep it, unfilled */
+    z->future = NULL;
+}
+
 lt_status lt_lazy_value_of(lt_tensor *t, lt_value *v)
 {
     if (lt_lazy_enter("lazy") != LT_OK)
         return lt_last_status();
     lt_lazy *z = L(t);
-    if (z->inflight || (z->base && L(z->base)->inflight)) {
+    if (z->inflight && !z->base)
+        return future_leaf(t, v);
+    bool base_inflight = z->base && L(z->base)->inflight;
+    if (z->inflight) { /* a view that is a root of the execution in flight */
         lt_status st = lt_lazy_wait();
         if (st != LT_OK)
             return st;
+        base_inflight = false;
     }
     if (z->base) {
         if (z->pending && z->generation == lt_ir_generation() && view_is_current(t)) {
             *v = z->value;
             return LT_OK;
         }
-        if (t->storage && view_is_current(t))
+        if (t->storage && view_is_current(t) && !base_inflight)
             return leaf_of(t, v);
         lt_value base;
         lt_status st = lt_lazy_value_of(z->base, &base);
@@ -599,7 +683,11 @@ lt_status lt_lazy_run_inplace(lt_op op, lt_tensor *dst, lt_tensor *const *in, in
     if (lt_lazy_enter(lt_op_name(op)) != LT_OK)
         return lt_last_status();
     double start = lt_now_ms();
-    if (L(dst)->inflight && lt_lazy_wait() != LT_OK) /* fill/copy do not read dst */
+    /* A root in flight takes no new value before its data has arrived:
+     * the data would overwrite it. So an in-place write into it, or into a
+     * view of it, waits (fill/copy do not even read dst). */
+    bool into_inflight = L(dst)->inflight || (L(dst)->base && L(L(dst)->base)->inflight);
+    if (into_inflight && lt_lazy_wait() != LT_OK)
         return lt_last_status();
     lt_value v;
     lt_status st = inplace_value(op, dst, in, nin, a, om, &v);
