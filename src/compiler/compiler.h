@@ -54,6 +54,15 @@ bool lt_cc_available(char *why, size_t cap);
 lt_status lt_cc_load(const char *src, size_t len, size_t split, void **handle, void **entry, char *key_hex);
 void lt_cc_unload(void *handle);
 
+/*
+ * lt_cc_load's disk-cache half: true (and *handle, *entry, key_hex set, a
+ * DiskCacheHit counted) when the cache already holds a valid object for
+ * src; false otherwise, without compiling anything and without waiting for
+ * a build another thread is running. Used by the tiered backend to decide
+ * at once between the native program and the interp tier.
+ */
+bool lt_cc_lookup(const char *src, size_t len, size_t split, void **handle, void **entry, char *key_hex);
+
 /* The directory programs are cached in (opened and checked on first use):
  * the disk cache, or the private temporary directory used when the disk
  * cache was refused; NULL if there is neither. */
