@@ -234,6 +234,30 @@ static void test_eviction_during_background_compile(void **state)
     assert_int_equal(lt_lazy_wait_compiles(), LT_OK);
 }
 
+/* A child forked after the worker started has no worker thread: its next
+ * build starts one, and waiting for compiles there does not hang. */
+static void test_fork_child_builds(void **state)
+{
+    (void)state;
+    assert_int_equal(lt_lazy_set_backend("tiered"), LT_OK);
+    assert_int_equal(lt_lazy_wait_compiles(), LT_OK);
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int64_t swaps = counter("TierSwaps");
+        double v = 0;
+        lt_tensor *t = lt_arange(0, 77, 1, LT_F32, lt_device_parse("lazy"));
+        lt_status st = lt_item(lt_sum(lt_mul_scalar(t, 5.0), NULL, 0, false), &v);
+        lt_lazy_wait_compiles();
+        _exit(st == LT_OK && v == 5.0 * 76 * 77 / 2 && counter("TierSwaps") == swaps + 1 ? 0 : 1);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 static void test_backend_names(void **state)
 {
     (void)state;
@@ -465,6 +489,7 @@ int main(void)
         LT_TEST(test_warm_disk_cache_skips_first_tier),
         LT_TEST(test_swap_with_executions_in_flight),
         LT_TEST(test_eviction_during_background_compile),
+        LT_TEST(test_fork_child_builds),
         LT_TEST(test_backend_names),
         LT_TEST(test_default_backend_and_control),
         LT_TEST(test_failed_background_compile),

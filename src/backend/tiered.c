@@ -195,16 +195,38 @@ static void shutdown_worker(void)
         pthread_join(worker, NULL);
 }
 
+/* fork() keeps the queue consistent (tier_lock is held across it). The
+ * child has no worker: queued builds wait for the one its next build starts,
+ * and a build the parent was running is abandoned there (its graph stays on
+ * interp). Like any fork of a threaded process, the child may still find
+ * a lock of the compiler driver taken; exec is the safe way on. */
+static void before_fork(void) { pthread_mutex_lock(&tier_lock); }
+static void after_fork_parent(void) { pthread_mutex_unlock(&tier_lock); }
+static void after_fork_child(void)
+{
+    worker_started = false;
+    running = NULL;
+    first_active = 0; /* runs of other threads did not come along */
+    pthread_cond_init(&tier_wake, NULL);
+    pthread_cond_init(&tier_idle, NULL);
+    pthread_mutex_unlock(&tier_lock);
+}
+
 /* Starts the worker on first use; false if no thread can be made (or the
  * process is exiting). The caller holds tier_lock. */
 static bool worker_ready_locked(void)
 {
+    static bool hooks;
     if (worker_started || shutting_down)
         return worker_started && !shutting_down;
     if (pthread_create(&worker, NULL, worker_main, NULL) != 0)
         return false;
     worker_started = true;
-    atexit(shutdown_worker); /* registered after the compiler's own exit cleanup, so it runs before it */
+    if (!hooks) {
+        hooks = true;
+        atexit(shutdown_worker); /* registered after the compiler's own exit cleanup, so it runs before it */
+        pthread_atfork(before_fork, after_fork_parent, after_fork_child);
+    }
     return true;
 }
 
