@@ -514,6 +514,7 @@ static child start_child(const char *mode, const char *dir, const char *const *e
         close(fds[1]);
         setenv("LT_TEST_CHILD", mode, 1);
         setenv("LT_CACHE_DIR", dir, 1);
+        setenv("LT_TIERED", "0", 1); /* compiles before each run, not in the background */
         for (int i = 0; env && env[i]; i++)
             putenv((char *)env[i]);
         execl("/proc/self/exe", "test_compiler", (char *)NULL);
