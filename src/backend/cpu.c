@@ -9,6 +9,12 @@
  * workspace allocation. The program's calls into eager kernels (matmul,
  * conv, indexing, random numbers...) come back through rt_call, which wraps
  * the buffers in strided CPU tensor handles and runs lt_eager_run.
+ *
+ * A compile has a quick part (cpu_prepare: schedule, memory plan, C source)
+ * and a slow part (cpu_build: the system C compiler, or the disk cache).
+ * compile does both; compile_start does the quick part plus a disk-cache
+ * lookup, and compile_finish the rest, which is what the tiered backend
+ * (tiered.c) runs on its background thread.
  */
 #include "compiler/compiler.h"
 #include "compiler/kir.h"

@@ -21,6 +21,12 @@
  *   LT_CACHE_MAX_MB  bound on the disk cache (default 512; oldest evicted first)
  *   LT_DUMP_KERNELS  directory: the generated C of every compiled graph
  *                    (graph-<hash>.c, or .part1.c and .part2.c when split)
+ *   LT_TIERED        0: the lazy device's default backend is "cpu" (each new
+ *                    graph waits for its compile) instead of "tiered" (a new
+ *                    graph runs on interp while this compiler builds it in
+ *                    the background: src/backend/tiered.c, whose counters
+ *                    are BackgroundCompiles, InterpTierRuns, TierSwaps and
+ *                    BackgroundCompileFailures)
  * Counters: "Kernels" (kernels of the last compiled program), "KernelCalls"
  * (of which eager calls), "DiskCacheHit", "DiskCacheMiss", "CompileErrors",
  * "DiskCacheCorrupt".
