@@ -15,8 +15,8 @@
  * The swap is safe between executions: each execution reads the native
  * pointer once, when it starts, and runs entirely on the tier it found, so
  * an execution in flight on interp finishes on interp while the native
- * program is installed; the interp executable is kept until the tiered one
- * is released. The background thread works on the cpu executable alone
+ * program is installed; the interp executable is freed once native took
+ * over and the last run on it has ended. The background thread works on the cpu executable alone
  * (it owns a copy of the graph) and never touches lazy-layer state.
  *
  * Scheduling: one worker thread, one build at a time (a build already runs
@@ -52,10 +52,12 @@ typedef struct tier_job tier_job;
 
 /* The executable of one graph. */
 typedef struct tier_exe {
-    void *first;            /* interp executable; NULL when native was ready at once */
-    _Atomic(void *) native; /* cpu executable, once it can run */
+    _Atomic(void *) native;  /* cpu executable, once it can run */
+    void *first;             /* interp executable until native took over and no
+                              * run uses it any more (under tier_lock) */
+    int first_users;         /* runs on `first` now (under tier_lock) */
     atomic_llong first_runs; /* executions completed on the interp tier */
-    tier_job *job;          /* its background build, under tier_lock */
+    tier_job *job;           /* its background build (under tier_lock) */
 } tier_exe;
 
 /* A background build of one cpu executable. */
@@ -85,8 +87,7 @@ static const lt_backend *second_tier(void) { return lt_backend_cpu(); }
 
 /* ---- the worker ---------------------------------------------------------- */
 
-/* The queued job to build next, unlinked: most runs on interp, then the
- * most recent. The caller holds tier_lock. */
+/* May job j start now? (see first_active) */
 static bool eligible_locked(const tier_job *j)
 {
     return first_active == 0 || atomic_load(&j->owner->first_runs) > 0;
@@ -135,6 +136,16 @@ static void failed_locked(void)
     lt_clear_error();
 }
 
+/* Frees e's interp executable once the native one took over and no run
+ * uses it any more (it can be large: a copy of the graph). Holds tier_lock. */
+static void drop_first_if_unused_locked(tier_exe *e)
+{
+    if (!e->first || e->first_users > 0 || !atomic_load(&e->native))
+        return;
+    first_tier()->release(e->first);
+    e->first = NULL;
+}
+
 /* Installs a finished build in its owner, or drops it. Holds tier_lock. */
 static void complete_locked(tier_job *j, lt_status st)
 {
@@ -143,6 +154,7 @@ static void complete_locked(tier_job *j, lt_status st)
     if (j->owner && st == LT_OK) {
         atomic_store(&j->owner->native, j->exe);
         lt_metric_add("TierSwaps", 1);
+        drop_first_if_unused_locked(j->owner);
     } else {
         second_tier()->release(j->exe);
     }
@@ -275,8 +287,7 @@ static void tiered_release(void *exe)
         free(j);
     }
     pthread_mutex_unlock(&tier_lock);
-    if (e->first)
-        first_tier()->release(e->first);
+    first_tier()->release(e->first); /* no run uses it: the lazy layer releases idle programs only */
     second_tier()->release(atomic_load(&e->native));
     free(e);
 }
@@ -322,20 +333,31 @@ static void *tiered_compile(const lt_graph *g)
     return e;
 }
 
+/* An execution reads the native pointer once and runs on that tier to the
+ * end: the swap happens between executions. */
 static lt_status tiered_execute(void *exe, lt_exec_args *args)
 {
     tier_exe *e = exe;
-    void *native = atomic_load(&e->native); /* read once: this execution stays on one tier */
+    void *native = atomic_load(&e->native);
+    if (native)
+        return second_tier()->execute(native, args);
+    pthread_mutex_lock(&tier_lock);
+    native = atomic_load(&e->native); /* installed meanwhile? */
+    void *first = native ? NULL : e->first;
+    if (first) {
+        first_active++;
+        e->first_users++;
+    }
+    pthread_mutex_unlock(&tier_lock);
     if (native)
         return second_tier()->execute(native, args);
     lt_metric_add("InterpTierRuns", 1);
-    pthread_mutex_lock(&tier_lock);
-    first_active++;
-    pthread_mutex_unlock(&tier_lock);
-    lt_status st = first_tier()->execute(e->first, args);
+    lt_status st = first_tier()->execute(first, args);
     pthread_mutex_lock(&tier_lock);
     first_active--;
+    e->first_users--;
     atomic_fetch_add(&e->first_runs, 1);
+    drop_first_if_unused_locked(e);
     pthread_cond_signal(&tier_wake); /* a build may start now */
     pthread_mutex_unlock(&tier_lock);
     return st;
