@@ -20,9 +20,9 @@
  * (it owns a copy of the graph) and never touches lazy-layer state.
  *
  * Scheduling: one worker thread, one build at a time (a build already runs
- * up to two compiler processes). A build starts once the first run of its
- * graph on interp has ended (or when nothing runs on interp), so that the
- * compiler does not slow down the result the user waits for first. Among
+ * up to two compiler processes). A build starts once the first tier is
+ * quiet (see IDLE_MS), so that the compiler does not slow down the result
+ * the user waits for first. Among
  * queued graphs it builds first the one that has run most often on interp
  * (ties: the most recent), so the repeated training step overtakes one-off
  * graphs such as initializers.
@@ -45,8 +45,10 @@
 #include "compiler/compiler.h"
 #include "lazy/lazy.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <time.h>
 
 typedef struct tier_job tier_job;
 
@@ -75,11 +77,17 @@ static tier_job *queue;        /* builds not started */
 static tier_job *running;      /* the build in progress */
 static uint64_t next_seq;
 static bool worker_started, shutting_down;
-/* Executions on the interp tier running now. A build waits for the first
- * run of its graph on interp to end (or for no interp run at all), so the
- * compiler does not compete with the execution the user is waiting for
- * first; it may overlap later ones. */
-static int first_active;
+/* When builds may start. The compiler should not compete with the result
+ * the user waits for first, which may take several executions (a step
+ * barrier runs an index-check program, then the step). So a build waits
+ * until the first tier is quiet: no interp execution and no quick compile
+ * running, and none for IDLE_MS. A graph that has already run twice on
+ * interp (a training loop, whose steps follow each other closer than that)
+ * needs only the first condition, so its build cannot starve. */
+#define IDLE_MS 5.0
+static int first_active;    /* interp executions running */
+static int quick_active;    /* tiered_compile calls running */
+static double last_busy_ms; /* when the last of them ended (lt_now_ms) */
 static pthread_t worker;
 
 static const lt_backend *first_tier(void) { return lt_backend_interp(); }
@@ -87,10 +95,12 @@ static const lt_backend *second_tier(void) { return lt_backend_cpu(); }
 
 /* ---- the worker ---------------------------------------------------------- */
 
-/* May job j start now? (see first_active) */
-static bool eligible_locked(const tier_job *j)
+/* May job j start at time now? (see IDLE_MS) */
+static bool eligible_locked(const tier_job *j, double now)
 {
-    return first_active == 0 || atomic_load(&j->owner->first_runs) > 0;
+    if (first_active > 0 || quick_active > 0)
+        return false;
+    return atomic_load(&j->owner->first_runs) >= 2 || now - last_busy_ms >= IDLE_MS;
 }
 
 /* The job to build next, unlinked (NULL: none may start yet): among those
@@ -99,8 +109,9 @@ static bool eligible_locked(const tier_job *j)
 static tier_job *take_next_locked(void)
 {
     tier_job **best = NULL;
+    double now = lt_now_ms();
     for (tier_job **p = &queue; *p; p = &(*p)->next) {
-        if (!eligible_locked(*p))
+        if (!eligible_locked(*p, now))
             continue;
         long long runs = atomic_load(&(*p)->owner->first_runs);
         long long best_runs = best ? atomic_load(&(*best)->owner->first_runs) : -1;
@@ -163,13 +174,30 @@ static void complete_locked(tier_job *j, lt_status st)
     free(j);
 }
 
+/* Sleeps until something changes, or until the first tier has been quiet
+ * for IDLE_MS when only that holds a build back. Holds tier_lock. */
+static void wait_for_work_locked(void)
+{
+    if (!queue || first_active > 0 || quick_active > 0) {
+        pthread_cond_wait(&tier_wake, &tier_lock);
+        return;
+    }
+    double left_ms = last_busy_ms + IDLE_MS - lt_now_ms();
+    struct timespec at;
+    clock_gettime(CLOCK_REALTIME, &at); /* the condition variable's clock */
+    long long ns = at.tv_nsec + (long long)(fmax(left_ms, 0.1) * 1e6);
+    at.tv_sec += (time_t)(ns / 1000000000);
+    at.tv_nsec = (long)(ns % 1000000000);
+    pthread_cond_timedwait(&tier_wake, &tier_lock, &at);
+}
+
 static void *worker_main(void *arg)
 {
     (void)arg;
     pthread_mutex_lock(&tier_lock);
     for (;;) {
         while (!shutting_down && !(running = take_next_locked()))
-            pthread_cond_wait(&tier_wake, &tier_lock);
+            wait_for_work_locked();
         if (!running) /* shutting down: the queue was dropped */
             break;
         pthread_mutex_unlock(&tier_lock);
@@ -218,7 +246,7 @@ static void after_fork_child(void)
 {
     worker_started = false;
     running = NULL;
-    first_active = 0; /* runs of other threads did not come along */
+    first_active = quick_active = 0; /* other threads did not come along */
     pthread_cond_init(&tier_wake, NULL);
     pthread_cond_init(&tier_idle, NULL);
     pthread_mutex_unlock(&tier_lock);
@@ -307,7 +335,24 @@ static void build_here(tier_exe *e, void *exe)
     pthread_mutex_unlock(&tier_lock);
 }
 
-static void *tiered_compile(const lt_graph *g)
+/* Marks a quick compile running (see IDLE_MS). */
+static void quick_begin(void)
+{
+    pthread_mutex_lock(&tier_lock);
+    quick_active++;
+    pthread_mutex_unlock(&tier_lock);
+}
+
+static void quick_end(void)
+{
+    pthread_mutex_lock(&tier_lock);
+    quick_active--;
+    last_busy_ms = lt_now_ms();
+    pthread_cond_signal(&tier_wake);
+    pthread_mutex_unlock(&tier_lock);
+}
+
+static void *compile_tiers(const lt_graph *g)
 {
     tier_exe *e = calloc(1, sizeof *e);
     if (!e) {
@@ -335,6 +380,14 @@ static void *tiered_compile(const lt_graph *g)
 
 /* An execution reads the native pointer once and runs on that tier to the
  * end: the swap happens between executions. */
+static void *tiered_compile(const lt_graph *g)
+{
+    quick_begin();
+    void *e = compile_tiers(g);
+    quick_end();
+    return e;
+}
+
 static lt_status tiered_execute(void *exe, lt_exec_args *args)
 {
     tier_exe *e = exe;
@@ -355,6 +408,7 @@ static lt_status tiered_execute(void *exe, lt_exec_args *args)
     lt_status st = first_tier()->execute(first, args);
     pthread_mutex_lock(&tier_lock);
     first_active--;
+    last_busy_ms = lt_now_ms();
     e->first_users--;
     atomic_fetch_add(&e->first_runs, 1);
     drop_first_if_unused_locked(e);
