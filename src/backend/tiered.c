@@ -16,16 +16,16 @@
  * pointer once, when it starts, and runs entirely on the tier it found, so
  * an execution in flight on interp finishes on interp while the native
  * program is installed; the interp executable is freed once native took
- * over and the last run on it has ended. The background thread works on the cpu executable alone
- * (it owns a copy of the graph) and never touches lazy-layer state.
+ * over and the last run on it has ended. The background thread works on
+ * the cpu executable alone (it owns a copy of the graph) and never touches
+ * lazy-layer state.
  *
  * Scheduling: one worker thread, one build at a time (a build already runs
  * up to two compiler processes). A build starts once the first tier is
  * quiet (see IDLE_MS), so that the compiler does not slow down the result
- * the user waits for first. Among
- * queued graphs it builds first the one that has run most often on interp
- * (ties: the most recent), so the repeated training step overtakes one-off
- * graphs such as initializers.
+ * the user waits for first. Among queued graphs it builds first the one
+ * that has run most often on interp (ties: the most recent), so the
+ * repeated training step overtakes one-off graphs such as initializers.
  *
  * Failure: a build that fails (a compile error, LT_CC_TIMEOUT) leaves the
  * graph on interp for good. The compiler driver counts it (CompileErrors)
