@@ -20,10 +20,20 @@
  *
  * usage:
  *   peers_step --device lazy|cpu [--name NAME] [--threads N]
- *              [--backend cpu|interp] [--async] (--serve | --workload W [--steps N])
+ *              [--backend tiered|cpu|interp] [--wait-compiles] [--metrics] [--async]
+ *              (--serve | --workload W [--steps N])
+ * On the lazy device the backend is the library's default (tiered when a C
+ * compiler works, see lt_lazy_set_backend) unless --backend says otherwise.
+ * --wait-compiles waits for the tiered backend's background compiles after
+ * the two cold steps, so that the timed steps show the native steady state;
+ * without it, timed steps may still run on the interp tier (counted in
+ * "interp_tier_runs_in_timed_steps"). --metrics prints the library's
+ * counters and timers (lt_metrics_report) to stderr at the end.
  * --async ends every step with lt_step_end_async (lt_barrier(false)): the
  * next step is traced while this one runs, and a step's time includes the
  * wait for the one before it; the default name is then "lazy-async".
+ * bench/first_step.sh runs it cold, with a warm disk cache and steady, for
+ * each backend. Run it with a fresh LT_CACHE_DIR for cold figures.
  * --serve reads commands from stdin, one a line, and answers each with one
  * JSON line on stdout (bench/peers/run.py drives it this way):
  *   run <workload> <steps> <warmup>   runs warmup + steps steps; the first
@@ -79,6 +89,8 @@ typedef struct options {
     bool serve;
     int workload;
     int steps;
+    bool wait_compiles; /* after the cold steps, wait for background compiles */
+    bool metrics;       /* print lt_metrics_report to stderr at the end */
     bool async; /* steps end with lt_step_end_async */
 } options;
 
@@ -332,7 +344,8 @@ static void json_error(const options *o, const char *wl, const char *message)
 typedef struct run_result {
     double cold_ms, second_ms; /* < 0: not measured in this run */
     double median_ms;
-    int64_t compiles; /* programs compiled during the timed steps */
+    int64_t compiles;    /* programs compiled during the timed steps */
+    int64_t interp_runs; /* executions on the tiered backend's interp tier during them */
 } run_result;
 
 /* The first two steps of a fresh model, timed alone: the cold step and the
@@ -346,24 +359,27 @@ static bool cold_steps(model *m, run_result *r)
     return r->second_ms >= 0;
 }
 
-static bool run_steps(model *m, int steps, int warmup, run_result *r)
+static bool run_steps(model *m, int steps, int warmup, bool wait_compiles, run_result *r)
 {
     r->cold_ms = r->second_ms = -1;
     if (!m->cold_done && !cold_steps(m, r))
         return false;
+    if (wait_compiles) /* the tiered backend's native programs, before the steady steps */
+        lt_lazy_wait_compiles();
     for (int i = 0; i < warmup; i++)
         if (timed_step(m) < 0)
             return false;
     double *t = malloc(sizeof *t * (size_t)steps);
     if (!t)
         return false;
-    int64_t compiles0 = lt_metrics_counter("UncachedCompile");
+    int64_t compiles0 = lt_metrics_counter("UncachedCompile"), interp0 = lt_metrics_counter("InterpTierRuns");
     bool ok = true;
     for (int i = 0; ok && i < steps; i++)
         ok = (t[i] = timed_step(m)) >= 0;
     if (async_steps && lt_barrier(true) != LT_OK) /* the last step's execution, and its error */
         ok = false;
     r->compiles = lt_metrics_counter("UncachedCompile") - compiles0;
+    r->interp_runs = lt_metrics_counter("InterpTierRuns") - interp0;
     if (ok)
         r->median_ms = median(t, steps);
     free(t);
@@ -380,7 +396,7 @@ static void run_command(const options *o, model *models, int wl, int steps, int 
         return;
     }
     run_result r;
-    if (!run_steps(m, steps, warmup, &r)) {
+    if (!run_steps(m, steps, warmup, o->wait_compiles, &r)) {
         json_error(o, name, lt_last_error());
         return;
     }
@@ -389,7 +405,8 @@ static void run_command(const options *o, model *models, int wl, int steps, int 
     if (r.cold_ms >= 0)
         printf(", \"cold_ms\": %.4f, \"second_ms\": %.4f", r.cold_ms, r.second_ms);
     if (o->dev.kind == LT_DEVICE_LAZY)
-        printf(", \"compiles_in_timed_steps\": %lld", (long long)r.compiles);
+        printf(", \"compiles_in_timed_steps\": %lld, \"interp_tier_runs_in_timed_steps\": %lld", (long long)r.compiles,
+               (long long)r.interp_runs);
     printf("}\n");
     fflush(stdout);
 }
@@ -425,8 +442,8 @@ static void serve(const options *o, model *models)
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: peers_step --device lazy|cpu [--name NAME] [--threads N] [--backend cpu|interp]\n"
-                    "                  [--async] (--serve | --workload W [--steps N])\n"
+    fprintf(stderr, "usage: peers_step --device lazy|cpu [--name NAME] [--threads N] [--backend tiered|cpu|interp]\n"
+                    "                  [--wait-compiles] [--metrics] [--async] (--serve | --workload W [--steps N])\n"
                     "workloads: mlp_sgd mlp_adam transformer gpt mnist_cnn\n");
     return 2;
 }
@@ -453,6 +470,10 @@ static bool parse_args(int argc, char **argv, options *o)
             o->workload = workload_parse(argv[++i]);
         else if (!strcmp(argv[i], "--steps") && has_value)
             o->steps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--wait-compiles"))
+            o->wait_compiles = true;
+        else if (!strcmp(argv[i], "--metrics"))
+            o->metrics = true;
         else if (!strcmp(argv[i], "--async"))
             o->async = true;
         else
@@ -487,5 +508,10 @@ int main(int argc, char **argv)
     for (int i = 0; i < W_COUNT; i++)
         if (models[i].built)
             free_model(&models[i]);
+    if (o.metrics) {
+        static char report[16384];
+        lt_metrics_report(report, sizeof report);
+        fputs(report, stderr);
+    }
     return 0;
 }

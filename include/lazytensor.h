@@ -657,18 +657,37 @@ lt_status lt_barrier(bool wait);
  *     }
  */
 int64_t lt_lazy_discard(void);
-/** Selects the lazy device's backend by name: "cpu" (the compiler: fused
- *  C kernels built with the system C compiler, the default when one works)
- *  or "interp" (runs each node with the eager kernels). LT_BACKEND sets
- *  the initial choice. The compiler is LT_CC with LT_CFLAGS (split into
+/** Selects the lazy device's backend by name:
+ *  "tiered" (the default when a C compiler works): a graph whose native
+ *          program is ready (in memory, or in the disk cache: loaded at
+ *          once) runs it; a new graph runs at once on "interp" while its
+ *          native program is compiled on a background thread, and the
+ *          executions after it is built use it (an execution never switches
+ *          tiers half-way). A background compile that fails leaves the graph
+ *          on "interp" (a warning, the CompileErrors and
+ *          BackgroundCompileFailures counters). At exit, queued background
+ *          compiles are dropped and the one running is finished;
+ *  "cpu"   (the compiler: fused C kernels built with the system C compiler):
+ *          every new graph waits for its native program. Tests and
+ *          benchmarks that check compiled code select it (or call
+ *          lt_lazy_wait_compiles);
+ *  "interp" runs each node with the eager kernels.
+ *  LT_BACKEND sets the initial choice; LT_TIERED=0 makes the default "cpu"
+ *  instead of "tiered". The compiler is LT_CC with LT_CFLAGS (split into
  *  words like the shell does, never run through a shell); a compiler run
  *  longer than LT_CC_TIMEOUT seconds (default 120) is killed with a warning
  *  and graphs then run on "interp". Built programs are cached in
  *  LT_CACHE_DIR (default ~/.cache/lazytensor), which must be a directory
  *  of the user's, not a symlink, that nobody else can write; otherwise it
  *  is refused with a warning and programs are built in a private temporary
- *  directory. "cpu" fails with LT_ERR_UNSUPPORTED when no compiler works. */
+ *  directory. "cpu" and "tiered" fail with LT_ERR_UNSUPPORTED when no
+ *  compiler works. */
 lt_status lt_lazy_set_backend(const char *name);
+/** Waits until no background compile of the "tiered" backend is queued or
+ *  running: from then on every graph met so far runs its native program
+ *  (or stays on "interp" for good if its compile failed). Any thread may
+ *  call it; it touches no lazy tensor. Always LT_OK. */
+lt_status lt_lazy_wait_compiles(void);
 /** Name of the lazy device's current backend. */
 const char *lt_lazy_backend(void);
 /** Capacity of the compiled-program cache (LRU, default 1024 programs, env
@@ -693,11 +712,18 @@ lt_status lt_lazy_release_thread(void);
  *  barrier: the warning, and the barriers LT_AUTO_BARRIER=1 inserted);
  *  with the cpu backend also "Kernels"
  *  (of the last compiled program), "KernelCalls", "DiskCacheHit",
- *  "DiskCacheMiss", "DiskCacheCorrupt", "DiskCacheEvicted", "CompileErrors".
+ *  "DiskCacheMiss", "DiskCacheCorrupt", "DiskCacheEvicted", "CompileErrors";
+ *  with the tiered backend also "BackgroundCompiles" (native programs
+ *  queued for a background compile: graphs met with no native program in
+ *  memory or on disk), "InterpTierRuns" (executions on the interp tier while
+ *  the native program was not ready), "TierSwaps" (native programs a
+ *  background compile installed) and "BackgroundCompileFailures".
+ *  UncachedCompile counts each new graph once, whatever tier runs it.
  *  Unknown names give 0. */
 int64_t lt_metrics_counter(const char *name);
 /** Timer statistics in milliseconds ("CompileTime", "ExecuteTime",
- *  "TracingTime", "TransferTime"). */
+ *  "TracingTime", "TransferTime"; with the tiered backend CompileTime is the
+ *  part the barrier waits for, and "BackgroundCompileTime" the rest). */
 typedef struct lt_timer_stats {
     int64_t count;
     double total_ms, p50_ms, p90_ms, p99_ms, max_ms;

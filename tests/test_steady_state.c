@@ -29,10 +29,17 @@ static void check_device(lt_device dev)
     lt_tensor *x = LT_OK_T(lt_randn((int64_t[]){32, 64}, 2, LT_F32, dev));
     lt_tensor *y = LT_OK_T(lt_randint(0, 10, (int64_t[]){32}, 1, LT_I64, dev));
     train_steps(dev, 3, model, opt, x, y); /* warm up: caches fill */
+    /* the tiered backend (the lazy default) runs new graphs on interp until
+     * their native programs are built: measure the native steady state */
+    lt_lazy_wait_compiles();
+    train_steps(dev, 2, model, opt, x, y);
+    int64_t interp_runs = lt_metrics_counter("InterpTierRuns"), compiles = lt_metrics_counter("UncachedCompile");
     lt_mem_stats before, after;
     lt_mem_stats_get(&before);
     train_steps(dev, 20, model, opt, x, y);
     lt_mem_stats_get(&after);
+    assert_int_equal(lt_metrics_counter("InterpTierRuns"), interp_runs);
+    assert_int_equal(lt_metrics_counter("UncachedCompile"), compiles);
     print_message("%s: %lld OS allocations over 20 steady steps, %lld cache hits\n",
                   dev.kind == LT_DEVICE_LAZY ? "lazy" : "cpu", (long long)(after.os_allocs - before.os_allocs),
                   (long long)(after.cache_hits - before.cache_hits));

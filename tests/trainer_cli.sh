@@ -44,9 +44,14 @@ expect 0 "has no optimizer state: loaded the model only" --model mlp --optimizer
 expect 0 "test accuracy" --model mlp --device lazy --epochs 1 --steps 2 --quiet --load "$tmp/mlp.safetensors"
 
 # a second process compiles nothing: every program comes from the disk cache
-run_env="LT_CACHE_DIR=$tmp/cache"
+# (LT_TIERED=0: the first process builds each program before running it,
+# where the tiered default drops the builds still queued at exit)
+run_env="LT_CACHE_DIR=$tmp/cache LT_TIERED=0"
 expect 0 "compiled by cc" --model mlp --device lazy --epochs 1 --steps 3 --quiet
 expect 0 "(0 compiled by cc, [1-9][0-9]* loaded from the disk cache)" --model mlp --device lazy --epochs 1 --steps 3 --quiet
+# the tiered default runs new graphs on interp while they compile
+run_env="LT_CACHE_DIR=$tmp/cache-tiered"
+expect 0 "tiered: [1-9][0-9]* runs on interp while [1-9][0-9]* programs compiled in the background" --model mlp --device lazy --epochs 1 --steps 3 --quiet
 run_env=""
 
 # eager and lazy training agree to 1e-4 over 50 steps, with the default

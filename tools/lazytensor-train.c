@@ -423,6 +423,11 @@ static int train(trainer *t)
            (long long)lt_metrics_counter("UncachedCompile"), (long long)lt_metrics_counter("DiskCacheMiss"),
            (long long)lt_metrics_counter("DiskCacheHit"), (long long)lt_metrics_counter("CachedCompile"),
            (long long)lt_metrics_counter("Fallback"));
+    if (lt_metrics_counter("BackgroundCompiles") > 0) /* the tiered backend: see lt_lazy_set_backend */
+        printf("  tiered: %lld runs on interp while %lld programs compiled in the background (%lld done, %lld "
+               "failed)\n",
+               (long long)lt_metrics_counter("InterpTierRuns"), (long long)lt_metrics_counter("BackgroundCompiles"),
+               (long long)lt_metrics_counter("TierSwaps"), (long long)lt_metrics_counter("BackgroundCompileFailures"));
     printf("  program outputs per step: %lld, donated buffers: %lld\n", (long long)step_outputs,
            (long long)lt_metrics_counter("DonatedBuffers"));
     printf("  peak buffer memory: %.1f MB, OS allocations: %lld\n", (double)ms.peak_bytes / 1e6,

@@ -118,6 +118,8 @@ def system_env(args, name, tmp):
         extra["LT_CACHE_DIR"] = tempfile.mkdtemp(prefix=name + "-", dir=tmp)
         device = "lazy" if name.startswith("lazy") else "cpu"
         cmd = [os.path.join(args.build, "bench", "peers_step"), "--serve", "--device", device, "--name", name]
+        if device == "lazy":  # timed steps run the native programs (cold steps may run on the interp tier)
+            cmd.append("--wait-compiles")
         if mode == "pinned":
             cmd += ["--threads", str(args.threads)]
     elif kind == "jax":
@@ -238,7 +240,7 @@ def measure(args, systems, results, raw):
                 cell["medians"].append(msg["median_ms"])
                 if "cold_ms" in msg:
                     cell["cold"] = (msg["cold_ms"], msg["second_ms"])
-                for key in ("compiles_in_timed_steps", "threads", "backend"):
+                for key in ("compiles_in_timed_steps", "interp_tier_runs_in_timed_steps", "threads", "backend"):
                     if key in msg:
                         cell[key] = msg[key]
                 log("round %d/%d  %-12s %-11s median %9.2f ms  (%.0f s)" %
@@ -316,6 +318,9 @@ def print_notes(args, systems, results):
             n = results.get((s, wl), {}).get("compiles_in_timed_steps")
             if n:
                 print("  - %s %s compiled %d program(s) during timed steps (expected 0)" % (s, wl, n))
+            n = results.get((s, wl), {}).get("interp_tier_runs_in_timed_steps")
+            if n:
+                print("  - %s %s ran %d timed step program(s) on the interp tier (expected 0)" % (s, wl, n))
     for (s, wl), cell in sorted(results.items()):
         for e in sorted(set(cell["errors"])):
             print("  - %s %s failed: %s" % (s, wl, e))

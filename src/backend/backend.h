@@ -76,6 +76,24 @@ typedef struct lt_backend {
     /* True if device buffers are host memory that the CPU may read in place
      * (then a synced lazy tensor is read without a copy). */
     bool host_visible;
+
+    /* Optional (NULL: compile only): compile split in its quick part and its
+     * slow part, for a tiered backend that runs the graph on a first tier
+     * while the slow part runs on another thread.
+     * compile_start does the quick part on the caller's thread and returns
+     * an executable (NULL and an error on failure); *ready tells whether it
+     * can run now (say, a program found in a cache). One that is not ready
+     * must go through compile_finish before execute; release frees it in
+     * either state. */
+    void *(*compile_start)(const lt_graph *g, bool *ready);
+    /* The slow part. Safe on any thread, one call per executable: it touches
+     * nothing but exe and thread-safe services (metrics, the compiler
+     * driver), never lazy-layer state. On failure the error is set and exe
+     * stays unready (release it). */
+    lt_status (*compile_finish)(void *exe);
+    /* Optional (NULL: nothing runs in the background): waits until no
+     * background work of the backend (compiles) is queued or running. */
+    void (*wait_idle)(void);
 } lt_backend;
 
 /* Host-memory buffer functions, shared by backends whose buffers are
@@ -86,6 +104,10 @@ lt_status lt_host_copy_from_host(lt_storage *s, const void *src, size_t nbytes);
 
 /* The reference backend: runs the graph node by node with eager kernels. */
 const lt_backend *lt_backend_interp(void);
+
+/* The tiered backend (tiered.c): a graph with no native program ready runs
+ * on interp at once while the cpu backend compiles it in the background. */
+const lt_backend *lt_backend_tiered(void);
 
 /* A deep copy of g (caller frees with lt_graph_free), or NULL. */
 lt_graph *lt_graph_copy(const lt_graph *g);

@@ -9,6 +9,12 @@
  * workspace allocation. The program's calls into eager kernels (matmul,
  * conv, indexing, random numbers...) come back through rt_call, which wraps
  * the buffers in strided CPU tensor handles and runs lt_eager_run.
+ *
+ * A compile has a quick part (cpu_prepare: schedule, memory plan, C source)
+ * and a slow part (cpu_build: the system C compiler, or the disk cache).
+ * compile does both; compile_start does the quick part plus a disk-cache
+ * lookup, and compile_finish the rest, which is what the tiered backend
+ * (tiered.c) runs on its background thread.
  */
 #include "compiler/compiler.h"
 #include "compiler/kir.h"
@@ -33,8 +39,10 @@ typedef int (*entry_fn)(void *const *B, const double *S, const lt_rt *rt);
 typedef struct cpu_exe {
     kir_plan plan;
     void *handle;
-    entry_fn entry;
+    entry_fn entry; /* NULL until built (see cpu_compile_start) */
     void *interp; /* set instead when the compiler stopped working (timed out) */
+    char *src;    /* the C source while it waits to be built */
+    size_t len, split;
 } cpu_exe;
 
 /* ---- compile ---------------------------------------------------------------- */
@@ -75,10 +83,12 @@ static void cpu_release(void *exe)
     kir_plan_free(&e->plan);
     if (e->interp)
         lt_backend_interp()->release(e->interp);
+    free(e->src);
     free(e);
 }
 
-static void *cpu_compile(const lt_graph *g)
+/* The quick part of a compile: schedule, memory plan and C source. */
+static cpu_exe *cpu_prepare(const lt_graph *g)
 {
     cpu_exe *e = calloc(1, sizeof *e);
     if (!e) {
@@ -89,36 +99,80 @@ static void *cpu_compile(const lt_graph *g)
         free(e);
         return NULL;
     }
-    size_t len = 0, split = 0;
-    char *src = kir_memplan(&e->plan) == LT_OK ? kir_render(&e->plan, &len, &split) : NULL;
-    if (!src) {
+    e->src = kir_memplan(&e->plan) == LT_OK ? kir_render(&e->plan, &e->len, &e->split) : NULL;
+    if (!e->src) {
         cpu_release(e);
         return NULL;
     }
-    dump_source(src, len, split);
+    dump_source(e->src, e->len, e->split);
     lt_metric_set("Kernels", e->plan.nk);
     lt_metric_set("KernelCalls", e->plan.ncalls);
-    void *entry = NULL;
-    char key[33];
-    lt_status st = lt_cc_load(src, len, split, &e->handle, &entry, key);
-    free(src);
-    if (st != LT_OK) {
-        cpu_release(e);
-        if (lt_cc_available(NULL, 0)) /* a compile error: reported */
-            return NULL;
-        lt_clear_error(); /* the compiler hung (cc.c warned): run the graph with interp */
-        e = calloc(1, sizeof *e);
-        if (e)
-            e->interp = lt_backend_interp()->compile(g);
-        if (e && !e->interp) {
-            free(e);
-            return NULL;
-        }
-        return e;
-    }
-    e->entry = (entry_fn)entry;
     return e;
 }
+
+/* The slow part: the shared object, from the disk cache or the compiler. */
+static lt_status cpu_build(cpu_exe *e)
+{
+    void *entry = NULL;
+    char key[33];
+    lt_status st = lt_cc_load(e->src, e->len, e->split, &e->handle, &entry, key);
+    if (st != LT_OK)
+        return st;
+    e->entry = (entry_fn)entry;
+    free(e->src);
+    e->src = NULL;
+    return LT_OK;
+}
+
+/* An executable that runs g with interp: the compiler stopped working. */
+static cpu_exe *interp_fallback(const lt_graph *g)
+{
+    cpu_exe *e = calloc(1, sizeof *e);
+    if (e)
+        e->interp = lt_backend_interp()->compile(g);
+    if (e && !e->interp) {
+        free(e);
+        return NULL;
+    }
+    return e;
+}
+
+static void *cpu_compile(const lt_graph *g)
+{
+    cpu_exe *e = cpu_prepare(g);
+    if (!e)
+        return NULL;
+    if (cpu_build(e) == LT_OK)
+        return e;
+    cpu_release(e);
+    if (lt_cc_available(NULL, 0)) /* a compile error: reported */
+        return NULL;
+    lt_clear_error(); /* the compiler hung (cc.c warned): run the graph with interp */
+    return interp_fallback(g);
+}
+
+/* Ready at once when the disk cache holds the program (or when no compiler
+ * works any more, with interp); otherwise cpu_compile_finish builds it. */
+static void *cpu_compile_start(const lt_graph *g, bool *ready)
+{
+    *ready = false;
+    if (!lt_cc_available(NULL, 0)) {
+        *ready = true;
+        return interp_fallback(g);
+    }
+    cpu_exe *e = cpu_prepare(g);
+    void *entry = NULL;
+    char key[33];
+    if (e && lt_cc_lookup(e->src, e->len, e->split, &e->handle, &entry, key)) {
+        e->entry = (entry_fn)entry;
+        free(e->src);
+        e->src = NULL;
+        *ready = true;
+    }
+    return e;
+}
+
+static lt_status cpu_compile_finish(void *exe) { return cpu_build(exe); }
 
 /* ---- execute ----------------------------------------------------------------- */
 
@@ -244,6 +298,8 @@ static lt_status cpu_execute(void *exe, lt_exec_args *args)
     const cpu_exe *e = exe;
     if (e->interp)
         return lt_backend_interp()->execute(e->interp, args);
+    if (!e->entry)
+        return lt_error(LT_ERR_STATE, "cpu backend: program executed before it was built");
     const kir_plan *p = &e->plan;
     size_t nb = (size_t)p->nb + 1;
     exec_ctx x = {e, args, calloc(nb, sizeof(lt_storage *)), calloc(nb, sizeof(int64_t)), calloc(nb, sizeof(void *))};
@@ -297,6 +353,8 @@ const lt_backend *lt_backend_cpu(void)
         .copy_to_host = lt_host_copy_to_host,
         .copy_from_host = lt_host_copy_from_host,
         .host_visible = true,
+        .compile_start = cpu_compile_start,
+        .compile_finish = cpu_compile_finish,
     };
     return &cpu;
 }

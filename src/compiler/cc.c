@@ -37,6 +37,10 @@
 
 static pthread_mutex_t cc_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool cc_checked, cc_ok;
+/* cc_ok for readers that must not wait for cc_lock, which a build holds for
+ * its whole compiler run: set (release) once the toolchain, cc_id and the
+ * cache directory are known, cleared when a run times out. */
+static atomic_bool cc_usable;
 static char cc_why[512];
 static char cc_cmd[512], cc_flags[1024]; /* as given, for messages */
 static cc_argv cc_words, flag_words;    /* as run */
@@ -200,10 +204,13 @@ static void check_toolchain(void)
     }
     dlclose(h);
     cc_ok = true;
+    atomic_store_explicit(&cc_usable, true, memory_order_release);
 }
 
 bool lt_cc_available(char *why, size_t cap)
 {
+    if (atomic_load_explicit(&cc_usable, memory_order_acquire))
+        return true; /* without waiting for a build in progress */
     pthread_mutex_lock(&cc_lock);
     if (!cc_checked)
         check_toolchain();
@@ -274,6 +281,7 @@ static lt_status build_timed_out(void)
                 "killed; from now on this process runs lazy graphs with the interp backend\n",
                 cc_cmd, cc_timeout);
         cc_ok = false;
+        atomic_store(&cc_usable, false);
     }
     cc_format(cc_why, sizeof cc_why, "`%s` did not finish within %g s (LT_CC_TIMEOUT) and was killed", cc_cmd,
               cc_timeout);
@@ -387,16 +395,25 @@ static lt_status compile_into_cache(const char *src, size_t len, size_t split, c
     return st;
 }
 
+/* The cache key of a program (see the top of this file), in hex (stem) and
+ * as its file name in the cache (name). */
+static void program_key(const char *src, size_t len, size_t split, uint64_t key[2], char stem[40], char name[48])
+{
+    key[0] = cc_id[0];
+    key[1] = cc_id[1];
+    cc_hash_bytes(key, src, len);
+    lt_ir_hash_u64(key, split);
+    cc_format(stem, 40, "%016llx%016llx", (unsigned long long)key[0], (unsigned long long)key[1]);
+    cc_format(name, 48, "%s.so", stem);
+}
+
 static lt_status build_locked(const char *src, size_t len, size_t split, void **handle, void **entry, char *key_hex,
                               bool count)
 {
-    uint64_t key[2] = {cc_id[0], cc_id[1]};
-    cc_hash_bytes(key, src, len);
-    lt_ir_hash_u64(key, split);
+    uint64_t key[2];
     char stem[40], name[48], why[256];
-    cc_format(stem, sizeof stem, "%016llx%016llx", (unsigned long long)key[0], (unsigned long long)key[1]);
+    program_key(src, len, split, key, stem, name);
     memcpy(key_hex, stem, 33);
-    cc_format(name, sizeof name, "%s.so", stem);
     bool corrupt;
     void *h = cc_cache_load(&cache, name, key, &corrupt, why, sizeof why);
     if (corrupt && count)
@@ -444,4 +461,32 @@ void lt_cc_unload(void *handle)
 {
     if (handle)
         dlclose(handle);
+}
+
+/* Reads only what never changes once cc_usable is set (cc_id, the cache
+ * directory), so it needs no cc_lock and never waits behind a build on
+ * another thread; files are replaced atomically, so a concurrent build or
+ * eviction can only make it miss. */
+bool lt_cc_lookup(const char *src, size_t len, size_t split, void **handle, void **entry, char *key_hex)
+{
+    if (!atomic_load_explicit(&cc_usable, memory_order_acquire))
+        return false;
+    uint64_t key[2];
+    char stem[40], name[48], why[256];
+    program_key(src, len, split >= len ? 0 : split, key, stem, name);
+    bool corrupt;
+    void *h = cc_cache_load(&cache, name, key, &corrupt, why, sizeof why);
+    if (corrupt)
+        lt_metric_add("DiskCacheCorrupt", 1);
+    void *e = h ? dlsym(h, "lt_program_entry") : NULL;
+    if (!e) {
+        if (h)
+            dlclose(h);
+        return false;
+    }
+    lt_metric_add("DiskCacheHit", 1);
+    memcpy(key_hex, stem, 33);
+    *handle = h;
+    *entry = e;
+    return true;
 }

@@ -21,6 +21,12 @@
  *   LT_CACHE_MAX_MB  bound on the disk cache (default 512; oldest evicted first)
  *   LT_DUMP_KERNELS  directory: the generated C of every compiled graph
  *                    (graph-<hash>.c, or .part1.c and .part2.c when split)
+ *   LT_TIERED        0: the lazy device's default backend is "cpu" (each new
+ *                    graph waits for its compile) instead of "tiered" (a new
+ *                    graph runs on interp while this compiler builds it in
+ *                    the background: src/backend/tiered.c, whose counters
+ *                    are BackgroundCompiles, InterpTierRuns, TierSwaps and
+ *                    BackgroundCompileFailures)
  * Counters: "Kernels" (kernels of the last compiled program), "KernelCalls"
  * (of which eager calls), "DiskCacheHit", "DiskCacheMiss", "CompileErrors",
  * "DiskCacheCorrupt".
@@ -55,6 +61,15 @@ bool lt_cc_available(char *why, size_t cap);
  */
 lt_status lt_cc_load(const char *src, size_t len, size_t split, void **handle, void **entry, char *key_hex);
 void lt_cc_unload(void *handle);
+
+/*
+ * lt_cc_load's disk-cache half: true (and *handle, *entry, key_hex set, a
+ * DiskCacheHit counted) when the cache already holds a valid object for
+ * src; false otherwise, without compiling anything and without waiting for
+ * a build another thread is running. Used by the tiered backend to decide
+ * at once between the native program and the interp tier.
+ */
+bool lt_cc_lookup(const char *src, size_t len, size_t split, void **handle, void **entry, char *key_hex);
 
 /* The directory programs are cached in (opened and checked on first use):
  * the disk cache, or the private temporary directory used when the disk

@@ -25,9 +25,17 @@ static int cache_count;
 static int cache_capacity = -1;
 static const lt_backend *current_backend;
 
-/* The backend in use. The first call picks the default: LT_BACKEND=interp
- * or cpu, else cpu when a C compiler works; without one, a one-time warning
- * and the interp backend. */
+/* LT_TIERED=0 turns the tiered default off (graphs then wait for their
+ * native compile, as with LT_BACKEND=cpu). */
+static bool tiered_by_default(void)
+{
+    const char *env = getenv("LT_TIERED");
+    return !env || strcmp(env, "0") != 0;
+}
+
+/* The backend in use. The first call picks the default: LT_BACKEND=interp,
+ * cpu or tiered, else tiered (cpu with LT_TIERED=0) when a C compiler
+ * works; without one, a one-time warning and the interp backend. */
 static const lt_backend *backend(void)
 {
     if (current_backend)
@@ -37,12 +45,15 @@ static const lt_backend *backend(void)
         current_backend = lt_backend_interp();
         return current_backend;
     }
-    if (env && *env && strcmp(env, "cpu") != 0)
-        fprintf(stderr, "lazytensor: warning: unknown LT_BACKEND=\"%s\" (expected cpu or interp), using the default\n",
+    bool known = env && (strcmp(env, "cpu") == 0 || strcmp(env, "tiered") == 0);
+    if (env && *env && !known)
+        fprintf(stderr,
+                "lazytensor: warning: unknown LT_BACKEND=\"%s\" (expected cpu, tiered or interp), using the default\n",
                 env);
+    bool tiered = known ? strcmp(env, "tiered") == 0 : tiered_by_default();
     char why[512];
     if (lt_cc_available(why, sizeof why)) {
-        current_backend = lt_backend_cpu();
+        current_backend = tiered ? lt_backend_tiered() : lt_backend_cpu();
     } else {
         fprintf(stderr, "lazytensor: warning: no working C compiler for the cpu backend (%s); the lazy device "
                         "uses the interp backend\n", why);
@@ -828,14 +839,27 @@ lt_status lt_lazy_set_backend(const char *name)
         current_backend = lt_backend_interp();
         return LT_OK;
     }
-    if (strcmp(name, "cpu") == 0) {
+    bool tiered = strcmp(name, "tiered") == 0;
+    if (tiered || strcmp(name, "cpu") == 0) {
         char why[512];
         if (!lt_cc_available(why, sizeof why))
-            return lt_error(LT_ERR_UNSUPPORTED, "lazy_set_backend: backend \"cpu\" needs a working C compiler: %s", why);
-        current_backend = lt_backend_cpu();
+            return lt_error(LT_ERR_UNSUPPORTED, "lazy_set_backend: backend \"%s\" needs a working C compiler: %s",
+                            name, why);
+        current_backend = tiered ? lt_backend_tiered() : lt_backend_cpu();
         return LT_OK;
     }
-    return lt_error(LT_ERR_ARGUMENT, "lazy_set_backend: unknown backend \"%s\" (available: cpu, interp)", name);
+    return lt_error(LT_ERR_ARGUMENT, "lazy_set_backend: unknown backend \"%s\" (available: cpu, tiered, interp)",
+                    name);
+}
+
+/* Compiles run in the background only in backends that say so (wait_idle). */
+lt_status lt_lazy_wait_compiles(void)
+{
+    const lt_backend *all[] = {lt_backend_tiered(), lt_backend_cpu(), lt_backend_interp()};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        if (all[i]->wait_idle)
+            all[i]->wait_idle();
+    return LT_OK;
 }
 
 const char *lt_lazy_backend(void) { return backend()->name; }
