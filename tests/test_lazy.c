@@ -360,6 +360,16 @@ static void test_backend_and_cache_settings(void **state)
         sgd_step(b, b, 0.1);
     }
     assert_int_equal(lt_metrics_counter("UncachedCompile"), 4);
+    /* shrinking the cache while a step runs waits for it: its program is
+     * not evicted from under it */
+    lt_tensor *c = lazy_data(vals8, (int64_t[]){8}, 1);
+    assert_non_null(lt_mul_scalar_(c, 2));
+    assert_int_equal(lt_barrier(false), LT_OK);
+    assert_int_equal(lt_lazy_set_cache_size(1), LT_OK);
+    double want[8];
+    for (int i = 0; i < 8; i++)
+        want[i] = 2 * vals8[i];
+    LT_ASSERT_ARRAY(c, want, 8, 0);
     assert_int_equal(lt_lazy_set_cache_size(1024), LT_OK);
 }
 

@@ -872,7 +872,9 @@ lt_status lt_lazy_set_cache_size(int n)
         return lt_error(LT_ERR_ARGUMENT, "lazy_set_cache_size: %d programs requested, expected >= 1", n);
     if (lt_lazy_enter("lazy_set_cache_size") != LT_OK)
         return lt_last_status();
+    /* an execution in flight may be running a program about to be evicted */
+    lt_status waited = lt_lazy_wait();
     cache_capacity = n;
     evict_to(n);
-    return LT_OK;
+    return waited;
 }

@@ -186,7 +186,7 @@ int lt_metrics_report(char *buf, size_t cap)
         lt_timer_stats s;
         lt_metrics_timer(names[i], &s);
         if (s.count)
-            EMIT("  %-14s count %-8lld total %10.3f  p50 %8.4f  p90 %8.4f  p99 %8.4f  max %8.4f\n", names[i],
+            EMIT("  %-22s count %-8lld total %10.3f  p50 %8.4f  p90 %8.4f  p99 %8.4f  max %8.4f\n", names[i],
                  (long long)s.count, s.total_ms, s.p50_ms, s.p90_ms, s.p99_ms, s.max_ms);
     }
 #undef EMIT
