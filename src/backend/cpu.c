@@ -35,9 +35,9 @@ typedef struct cpu_exe {
 
 /* ---- compile ---------------------------------------------------------------- */
 
-/* LT_DUMP_KERNELS=dir: the generated C of every compiled graph (a split
- * program as two files, graph-<hash>.part1.c and .part2.c). */
-static void dump_source(const char *src, size_t len, size_t split)
+/* LT_DUMP_KERNELS=dir: the generated C of every compiled graph (a program
+ * of several units as graph-<hash>.part1.c, .part2.c, ...). */
+static void dump_source(const char *src, size_t len, const lt_cc_unit *units, int nunits)
 {
     const char *dir = getenv("LT_DUMP_KERNELS");
     if (!dir || !*dir)
@@ -47,17 +47,16 @@ static void dump_source(const char *src, size_t len, size_t split)
     lt_ir_hash_init(h);
     for (size_t i = 0; i < len; i++)
         lt_ir_hash_u64(h, (unsigned char)src[i]);
-    size_t begin[2] = {0, split}, end[2] = {split ? split : len, len};
-    for (int part = 0; part < (split ? 2 : 1); part++) {
+    for (int part = 0; part < nunits; part++) {
         char path[1200], suffix[16] = "";
-        if (split)
+        if (nunits > 1)
             snprintf(suffix, sizeof suffix, ".part%d", part + 1);
         snprintf(path, sizeof path, "%s/graph-%016llx%016llx%s.c", dir, (unsigned long long)h[0],
                  (unsigned long long)h[1], suffix);
         FILE *f = fopen(path, "w");
         if (!f)
             return;
-        fwrite(src + begin[part], 1, end[part] - begin[part], f);
+        fwrite(src + units[part].begin, 1, units[part].end - units[part].begin, f);
         fclose(f);
     }
 }
@@ -85,18 +84,26 @@ static void *cpu_compile(const lt_graph *g)
         free(e);
         return NULL;
     }
-    size_t len = 0, split = 0;
-    char *src = kir_memplan(&e->plan) == LT_OK ? kir_render(&e->plan, &len, &split) : NULL;
+    size_t len = 0;
+    lt_cc_unit units[LT_CC_MAX_UNITS];
+    int nunits = 0;
+    char *src = kir_memplan(&e->plan) == LT_OK ? kir_render(&e->plan, &len, units, &nunits) : NULL;
     if (!src) {
         cpu_release(e);
         return NULL;
     }
-    dump_source(src, len, split);
+    dump_source(src, len, units, nunits);
     lt_metric_set("Kernels", e->plan.nk);
     lt_metric_set("KernelCalls", e->plan.ncalls);
+    lt_metric_set("ProgramBytes", (int64_t)len);
+    lt_metric_set("TranslationUnits", nunits);
+    int cold = 0;
+    for (int u = 0; u < nunits; u++)
+        cold += units[u].cold;
+    lt_metric_set("ColdUnits", cold);
     void *entry = NULL;
     char key[33];
-    lt_status st = lt_cc_load(src, len, split, &e->handle, &entry, key);
+    lt_status st = lt_cc_load(src, units, nunits, &e->handle, &entry, key);
     free(src);
     if (st != LT_OK) {
         cpu_release(e);

@@ -9,6 +9,13 @@
  *                    into words like the shell does (blanks separate, quotes
  *                    and backslashes group) and run without a shell, in a
  *                    private build directory (give absolute paths).
+ *   LT_CFLAGS_COLD   flags added after LT_CFLAGS for "cold" units: kernels
+ *                    whose work per run is too small to gain from LT_CFLAGS'
+ *                    optimization (default "-O1"; empty: none, every unit
+ *                    is built with LT_CFLAGS alone)
+ *   LT_CC_JOBS       compiler processes run at once for a program of several
+ *                    units (default: the online CPUs, at most
+ *                    LT_CC_MAX_UNITS)
  *   LT_CC_TIMEOUT    seconds a compiler run may take (default 120); then it
  *                    is killed and the process compiles nothing more (lazy
  *                    graphs run with the interp backend)
@@ -20,10 +27,12 @@
  *                    another user or is writable by group or others
  *   LT_CACHE_MAX_MB  bound on the disk cache (default 512; oldest evicted first)
  *   LT_DUMP_KERNELS  directory: the generated C of every compiled graph
- *                    (graph-<hash>.c, or .part1.c and .part2.c when split)
+ *                    (graph-<hash>.c, or graph-<hash>.part<i>.c for each
+ *                    unit of a program of several)
  * Counters: "Kernels" (kernels of the last compiled program), "KernelCalls"
- * (of which eager calls), "DiskCacheHit", "DiskCacheMiss", "CompileErrors",
- * "DiskCacheCorrupt".
+ * (of which eager calls), "ProgramBytes" (its C source), "TranslationUnits"
+ * (and "ColdUnits" of them), "DiskCacheHit", "DiskCacheMiss",
+ * "CompileErrors", "DiskCacheCorrupt".
  */
 #ifndef LT_COMPILER_H
 #define LT_COMPILER_H
@@ -31,6 +40,7 @@
 #include "backend/backend.h"
 
 #define LT_CC_DEFAULT_FLAGS "-O3 -march=native -fopenmp -fno-math-errno -ffp-contract=off -fPIC -shared"
+#define LT_CC_DEFAULT_COLD_FLAGS "-O1"
 
 /* The cpu backend (src/backend/cpu.c). */
 const lt_backend *lt_backend_cpu(void);
@@ -40,18 +50,31 @@ const lt_backend *lt_backend_cpu(void);
  * writes the reason into why (if not NULL). */
 bool lt_cc_available(char *why, size_t cap);
 
+/* A program's source is one or more translation units (render.c decides
+ * how many): unit i is bytes [begin, end) of the text. A `cold` unit holds
+ * only kernels with too little work per run to gain from heavy
+ * optimization, and is compiled with LT_CFLAGS_COLD after LT_CFLAGS. */
+#define LT_CC_MAX_UNITS 8
+typedef struct lt_cc_unit {
+    size_t begin, end;
+    bool cold;
+} lt_cc_unit;
+
 /*
- * The shared object built from C source src: loaded from the disk cache
- * (validated) or compiled, stored atomically and loaded. With split > 0,
- * src holds two translation units, the second from byte split on: they are
- * compiled in parallel (two compiler processes) and linked together. Sets *handle (for
+ * The shared object built from the C source src, in nunits (1 ..
+ * LT_CC_MAX_UNITS) translation units: loaded from the disk cache
+ * (validated) or compiled, stored atomically and loaded. Several units
+ * are compiled to objects by concurrent compiler processes (at most
+ * LT_CC_JOBS at a time) and linked together. Sets *handle (for
  * lt_cc_unload) and *entry (the symbol lt_program_entry); key_hex receives
- * the cache key (33 bytes). A compile error returns LT_ERR_UNSUPPORTED
- * with the compiler's log, keeping the source next to the cache. A run
- * past LT_CC_TIMEOUT is killed and returns LT_ERR_UNSUPPORTED too, after
- * which lt_cc_available is false (the caller may fall back to interp).
+ * the cache key (33 bytes), which covers the text, the units and their
+ * flags. A compile error returns LT_ERR_UNSUPPORTED with the compiler's
+ * log, keeping the failing unit's source next to the cache. A run past
+ * LT_CC_TIMEOUT is killed and returns LT_ERR_UNSUPPORTED too, after which
+ * lt_cc_available is false (the caller may fall back to interp).
  */
-lt_status lt_cc_load(const char *src, size_t len, size_t split, void **handle, void **entry, char *key_hex);
+lt_status lt_cc_load(const char *src, const lt_cc_unit *units, int nunits, void **handle, void **entry,
+                     char *key_hex);
 void lt_cc_unload(void *handle);
 
 /* The directory programs are cached in (opened and checked on first use):
