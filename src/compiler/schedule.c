@@ -1102,6 +1102,27 @@ static int place_call(kir_plan *p, uint32_t node)
     return 0;
 }
 
+/* Every leaf gets its buffer, in slot order (one pass over the nodes, not
+ * one per leaf: a graph of many leaves stays linear). */
+static int leaf_buffers(kir_plan *p)
+{
+    const lt_graph *g = p->g;
+    uint32_t *node_of = malloc(sizeof *node_of * (g->nleaves + 1));
+    if (!node_of)
+        return EV_ERROR;
+    for (uint32_t slot = 0; slot < g->nleaves; slot++)
+        node_of[slot] = UINT32_MAX;
+    for (uint32_t i = 0; i < g->nnodes; i++)
+        if (g->nodes[i].kind == LT_NODE_DATA && g->nodes[i].slot >= 0 && (uint32_t)g->nodes[i].slot < g->nleaves)
+            node_of[g->nodes[i].slot] = i;
+    int r = 0;
+    for (uint32_t slot = 0; slot < g->nleaves && r >= 0; slot++)
+        if (node_of[slot] != UINT32_MAX && value_buffer(p, KIR_VALUE(node_of[slot], 0)) < 0)
+            r = EV_ERROR;
+    free(node_of);
+    return r;
+}
+
 /* One pass of kernel formation; EV_RESTART when a reduction had to be
  * materialized after all. */
 static int form_kernels(kir_plan *p)
@@ -1110,13 +1131,10 @@ static int form_kernels(kir_plan *p)
     uint32_t *stamp = calloc(g->nnodes + 1, sizeof *stamp), walk = 0;
     if (!stamp)
         return EV_ERROR;
-    /* every leaf has its buffer, in slot order */
-    for (uint32_t slot = 0; slot < g->nleaves; slot++)
-        for (uint32_t i = 0; i < g->nnodes; i++)
-            if (g->nodes[i].kind == LT_NODE_DATA && g->nodes[i].slot == (int32_t)slot && value_buffer(p, KIR_VALUE(i, 0)) < 0) {
-                free(stamp);
-                return EV_ERROR;
-            }
+    if (leaf_buffers(p) < 0) {
+        free(stamp);
+        return EV_ERROR;
+    }
     int r = 0;
     for (uint32_t i = 0; i < g->nnodes && r >= 0; i++) {
         const lt_gnode *n = &g->nodes[i];
