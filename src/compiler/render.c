@@ -1516,8 +1516,9 @@ static bool render_kernels(rctx *c, kernel_texts *t)
 /*
  * Cuts the kernels into units: one when their estimated compile cost is
  * at most UNIT_COST (cold only if every kernel is); else cold and hot
- * kernels apart, each class in ceil(cost / UNIT_COST) units of about
- * equal cost (kernels in order), LT_CC_MAX_UNITS in all. Returns the
+ * kernels apart (unless the cold ones cost less than a quarter unit: then
+ * they join the hot units), each class in ceil(cost / UNIT_COST) units of
+ * about equal cost (kernels in order), LT_CC_MAX_UNITS in all. Returns the
  * number of units; hot units come first, and units[] receives their flags.
  */
 static int plan_units(const kir_plan *p, kernel_texts *t, lt_cc_unit *units)
@@ -1529,6 +1530,12 @@ static int plan_units(const kir_plan *p, kernel_texts *t, lt_cc_unit *units)
     if (total[0] + total[1] <= UNIT_COST) {
         units[0].cold = total[0] == 0 && total[1] > 0;
         return 1;
+    }
+    if (total[1] < UNIT_COST / 4 && total[0] > 0) { /* a few cold kernels: not worth a process of their own */
+        for (int j = 0; j < p->nk; j++)
+            t->cold[j] = false;
+        total[0] += total[1];
+        total[1] = 0;
     }
     int n[2];
     for (int cls = 0; cls < 2; cls++)
