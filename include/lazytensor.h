@@ -686,7 +686,8 @@ lt_status lt_lazy_release_thread(void);
  *  "AsyncExecutions", "BarrierWaits", "FailedExecutions", "DiscardedValues"
  *  (tensors dropped by lt_lazy_discard), "IndexChecks" (index operands
  *  checked before a step that donates); with the cpu backend also "Kernels"
- *  (of the last compiled program), "KernelCalls", "DiskCacheHit",
+ *  (of the last compiled program), "KernelCalls", "ProgramBytes" (its
+ *  generated C), "TranslationUnits", "ColdUnits", "DiskCacheHit",
  *  "DiskCacheMiss", "DiskCacheCorrupt", "DiskCacheEvicted", "CompileErrors".
  *  Unknown names give 0. */
 int64_t lt_metrics_counter(const char *name);

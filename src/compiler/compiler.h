@@ -9,10 +9,11 @@
  *                    into words like the shell does (blanks separate, quotes
  *                    and backslashes group) and run without a shell, in a
  *                    private build directory (give absolute paths).
- *   LT_CFLAGS_COLD   flags added after LT_CFLAGS for "cold" units: kernels
- *                    whose work per run is too small to gain from LT_CFLAGS'
- *                    optimization (default "-O1"; empty: none, every unit
- *                    is built with LT_CFLAGS alone)
+ *   LT_CFLAGS_COLD   flags added after LT_CFLAGS (so its -O wins) for "cold"
+ *                    units: kernels whose work per run (under 65,536
+ *                    operations, render.c's COLD_WORK) is too small to gain
+ *                    from LT_CFLAGS' optimization (default "-O1"; empty:
+ *                    every unit is built with LT_CFLAGS alone)
  *   LT_CC_JOBS       compiler processes run at once for a program of several
  *                    units (default: the online CPUs, at most
  *                    LT_CC_MAX_UNITS)
