@@ -4,13 +4,16 @@
  * them), and it still computes what the eager device, the interp backend
  * and a double-precision reference compute; a program of several units
  * (kernels with much and with little work) is built, keyed by its units and
- * loaded again from the disk cache. No timing is asserted: speed lives in
+ * loaded again from the disk cache; a unit that fails to compile fails the
+ * barrier with its log. No timing is asserted: speed lives in
  * bench/compile_scaling. */
 #include "lt_test.h"
 
 #include "compiler/compiler.h"
 
 #include <stdint.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define CHAIN_OPS 10000 /* x = x * MULT + OFFSET, CHAIN_OPS / 2 times */
 #define MULT 1.0001
@@ -200,8 +203,70 @@ static void test_bad_units_are_refused(void **state)
     lt_clear_error();
 }
 
+/* ---- a failing unit ----------------------------------------------------------------------------- */
+
+/* Child mode: cold units get a flag the compiler refuses, so a program
+ * of several cold units fails; prints the status, the message and the
+ * counters. */
+static int child_bad_cold(void)
+{
+    lt_device lz = lazy();
+    const int64_t four = 4;
+    lt_scope_begin();
+    lt_tensor *x = lt_from_data(chain_start, &four, 1, LT_F32, lz);
+    for (int i = 0; i < 1500; i++)
+        x = lt_add_scalar(lt_mul_scalar(x, MULT), OFFSET);
+    lt_keep(x);
+    lt_scope_end();
+    lt_status st = lt_mark_step();
+    printf("status=%d units=%lld errors=%lld\nmessage=%s\n", (int)st, (long long)lt_metrics_counter("TranslationUnits"),
+           (long long)lt_metrics_counter("CompileErrors"), st == LT_OK ? "" : lt_last_error());
+    return 0;
+}
+
+/* A unit that fails to compile fails the barrier with the compiler's log,
+ * keeps that unit's source, and stops the other compiler runs. */
+static void test_failing_unit_is_reported(void **state)
+{
+    (void)state;
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    fflush(stdout);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        dup2(fds[1], STDOUT_FILENO);
+        dup2(fds[1], STDERR_FILENO);
+        close(fds[0]);
+        setenv("LT_TEST_CHILD", "bad_cold", 1);
+        setenv("LT_CFLAGS_COLD", "-O1 -fno-such-option-for-lazytensor", 1);
+        execl("/proc/self/exe", "test_compile_scaling", (char *)NULL);
+        _exit(127);
+    }
+    close(fds[1]);
+    char out[8192];
+    size_t n = 0;
+    for (ssize_t got; (got = read(fds[0], out + n, sizeof out - 1 - n)) > 0;)
+        n += (size_t)got;
+    out[n] = '\0';
+    close(fds[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    char expect[32];
+    snprintf(expect, sizeof expect, "status=%d ", (int)LT_ERR_UNSUPPORTED);
+    if (!strstr(out, expect) || !strstr(out, "errors=1") || !strstr(out, "-part") ||
+        !strstr(out, ".failed.c") || !strstr(out, "no-such-option")) {
+        print_error("unexpected child output:\n%s\n", out);
+        fail();
+    }
+}
+
 int main(void)
 {
+    const char *mode = getenv("LT_TEST_CHILD");
+    if (mode && strcmp(mode, "bad_cold") == 0)
+        return child_bad_cold();
     char dir[] = "/tmp/lt_scaling_test_XXXXXX"; /* a fresh cache: every build is real */
     if (!mkdtemp(dir))
         return 1;
@@ -215,6 +280,7 @@ int main(void)
         cmocka_unit_test(test_hot_and_cold_units),
         cmocka_unit_test(test_units_load_from_disk_cache),
         cmocka_unit_test(test_bad_units_are_refused),
+        cmocka_unit_test(test_failing_unit_is_reported),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[128];

@@ -279,8 +279,9 @@ static lt_status build_failed(const build *b, int u, const char *log, int status
     cc_format(kept_name, sizeof kept_name, "%s.failed.log", b->stem);
     renameat(b->fd, log, cache.fd, kept_name);
     lt_metric_add("CompileErrors", 1);
-    return lt_error(LT_ERR_UNSUPPORTED, "cpu compiler: `%s %s` failed (exit %d); source kept at %s; log:\n%s", cc_cmd,
-                    cc_flags, status, kept, excerpt);
+    bool cold = u >= 0 && b->unit[u].cold;
+    return lt_error(LT_ERR_UNSUPPORTED, "cpu compiler: `%s %s%s%s` failed (exit %d); source kept at %s; log:\n%s",
+                    cc_cmd, cc_flags, cold ? " " : "", cold ? cc_cold_flags : "", status, kept, excerpt);
 }
 
 /* A compiler run that hit LT_CC_TIMEOUT: this process stops compiling
@@ -355,6 +356,9 @@ static lt_status run_step(const build *b, int n, const cc_job *jobs)
             }
             running += pid[started++] >= 0;
         }
+        if (st != LT_OK)
+            for (int k = 0; k < started; k++)
+                deadline[k] = 0; /* a failure: kill what still runs */
         if (running == 0)
             break;
         int i = cc_wait_one(pid, started, deadline, done, status);
@@ -367,9 +371,6 @@ static lt_status run_step(const build *b, int n, const cc_job *jobs)
             st = build_timed_out();
         else if (status[i] != 0)
             st = build_failed(b, jobs[i].unit, jobs[i].log, status[i]);
-        if (st != LT_OK)
-            for (int k = 0; k < started; k++)
-                deadline[k] = 0; /* kill what still runs */
     }
     return st;
 }
