@@ -10,10 +10,11 @@
  *                    and backslashes group) and run without a shell, in a
  *                    private build directory (give absolute paths).
  *   LT_CFLAGS_COLD   flags added after LT_CFLAGS (so its -O wins) for "cold"
- *                    units: kernels whose work per run (under 65,536
+ *                    units: kernels whose work per run (under 16,384
  *                    operations, render.c's COLD_WORK) is too small to gain
- *                    from LT_CFLAGS' optimization (default "-O1"; empty:
- *                    every unit is built with LT_CFLAGS alone)
+ *                    from LT_CFLAGS' optimization (default "-O0": half the
+ *                    compile time of -O1; empty: every unit is built with
+ *                    LT_CFLAGS alone)
  *   LT_CC_JOBS       compiler processes run at once for a program of several
  *                    units (default: the online CPUs, at most
  *                    LT_CC_MAX_UNITS)
@@ -41,7 +42,7 @@
 #include "backend/backend.h"
 
 #define LT_CC_DEFAULT_FLAGS "-O3 -march=native -fopenmp -fno-math-errno -ffp-contract=off -fPIC -shared"
-#define LT_CC_DEFAULT_COLD_FLAGS "-O1"
+#define LT_CC_DEFAULT_COLD_FLAGS "-O0"
 
 /* The cpu backend (src/backend/cpu.c). */
 const lt_backend *lt_backend_cpu(void);

@@ -45,10 +45,12 @@
  * parallel (cc.c). */
 #define UNIT_COST 131072
 /* Operations per run (kernel_work) below which a kernel is "cold": even
- * fully vectorized it would save microseconds per run, less than heavy
- * optimization costs to compile, so its unit is built with
- * LT_CFLAGS_COLD. */
-#define COLD_WORK 65536.0
+ * unoptimized it takes some tens of microseconds per run, so heavy
+ * optimization would cost more to compile than it can save, and its unit
+ * is built with LT_CFLAGS_COLD (-O0). A chain of 10,000 ops on 4 elements
+ * is all cold: 2.1 s of compiler CPU instead of 4.0 s at -O1, for 0.39
+ * instead of 0.15 ms per run (bench/compile_scaling). */
+#define COLD_WORK 16384.0
 /* Kernels are functions of their own that the optimizer must not inline
  * into the entry point (that would make one huge function again, whose
  * compile time grows faster than its length), visible across the units of
