@@ -9,7 +9,7 @@ JOBS ?= $(shell nproc)
 PACKAGES = cmake gcc make pkg-config libopenblas-pthread-dev libcmocka-dev zlib1g-dev dataset-fashion-mnist
 TEST_PACKAGES = python3-torch
 
-.PHONY: all deps deps-test install-packages build build-asan test test-fast test-asan bench bench-peers demo fuzz fuzz-build clean
+.PHONY: all deps deps-test install-packages build build-asan test test-fast test-asan bench bench-compile bench-peers demo fuzz fuzz-build clean
 
 all: build
 
@@ -50,6 +50,13 @@ test-asan: build-asan
 
 bench: build
 	$(BUILD)/bench/eager
+
+# Cold compile time against graph size: chains of 100, 1,000 and 10,000
+# elementwise ops and the GPT training step, each with a fresh cache
+# (bench/compile_scaling.c). Options go in SCALING_ARGS, e.g.
+# `make bench-compile SCALING_ARGS="--repeats 5"`.
+bench-compile: build
+	OMP_WAIT_POLICY=PASSIVE $(BUILD)/bench/compile_scaling $(SCALING_ARGS)
 
 # Our lazy and eager devices against torch eager, torch.compile, torch_xla and
 # jax.jit (bench/peers/README.md). The peers' virtual environments are made

@@ -40,6 +40,9 @@
  *                                     step of a workload in this process is
  *                                     timed alone as its cold step
  *   quit
+ * On the lazy device a run's JSON also describes the program the cold step
+ * compiled: cold_nodes (graph nodes), cold_program_bytes (its C),
+ * cold_kernels and cold_units (translation units).
  * On start it prints one line {"system": ..., "ready": true, ...}. Models
  * live until the process ends, so later rounds are warm. Without
  * --threads the library's default thread count is used (the driver runs it
@@ -343,6 +346,7 @@ static void json_error(const options *o, const char *wl, const char *message)
 
 typedef struct run_result {
     double cold_ms, second_ms; /* < 0: not measured in this run */
+    int64_t cold_nodes, cold_bytes, cold_kernels, cold_units; /* the cold step's program (lazy device) */
     double median_ms;
     int64_t compiles;    /* programs compiled during the timed steps */
     int64_t interp_runs; /* executions on the tiered backend's interp tier during them */
@@ -354,6 +358,10 @@ typedef struct run_result {
 static bool cold_steps(model *m, run_result *r)
 {
     r->cold_ms = timed_step(m);
+    r->cold_nodes = lt_metrics_counter("GraphNodes");
+    r->cold_bytes = lt_metrics_counter("ProgramBytes");
+    r->cold_kernels = lt_metrics_counter("Kernels");
+    r->cold_units = lt_metrics_counter("TranslationUnits");
     r->second_ms = r->cold_ms < 0 ? -1 : timed_step(m);
     m->cold_done = true;
     return r->second_ms >= 0;
@@ -395,7 +403,7 @@ static void run_command(const options *o, model *models, int wl, int steps, int 
         free_model(m);
         return;
     }
-    run_result r;
+    run_result r = {0};
     if (!run_steps(m, steps, warmup, o->wait_compiles, &r)) {
         json_error(o, name, lt_last_error());
         return;
@@ -407,6 +415,9 @@ static void run_command(const options *o, model *models, int wl, int steps, int 
     if (o->dev.kind == LT_DEVICE_LAZY)
         printf(", \"compiles_in_timed_steps\": %lld, \"interp_tier_runs_in_timed_steps\": %lld", (long long)r.compiles,
                (long long)r.interp_runs);
+    if (o->dev.kind == LT_DEVICE_LAZY && r.cold_ms >= 0)
+        printf(", \"cold_nodes\": %lld, \"cold_program_bytes\": %lld, \"cold_kernels\": %lld, \"cold_units\": %lld",
+               (long long)r.cold_nodes, (long long)r.cold_bytes, (long long)r.cold_kernels, (long long)r.cold_units);
     printf("}\n");
     fflush(stdout);
 }

@@ -44,9 +44,11 @@ SYSTEMS = {
     "jax": ("jax.jit", "jax", "pinned"),
     "lazy-bare": ("lazy, no OMP_*", "ours", "bare"),
     "eager-bare": ("eager, no OMP_*", "ours", "bare"),
+    "lazy-async": ("lazy, async", "ours", "pinned"),
 }
 MAIN_COLUMNS = ("lazy", "eager", "torch", "compile", "xla", "jax")
 BARE_COLUMNS = ("lazy-bare", "eager-bare")
+ASYNC_COLUMNS = ("lazy-async",)
 
 
 def log(msg):
@@ -120,6 +122,8 @@ def system_env(args, name, tmp):
         cmd = [os.path.join(args.build, "bench", "peers_step"), "--serve", "--device", device, "--name", name]
         if device == "lazy":  # timed steps run the native programs (cold steps may run on the interp tier)
             cmd.append("--wait-compiles")
+        if name == "lazy-async":  # steps end with lt_step_end_async (lt_barrier(false))
+            cmd.append("--async")
         if mode == "pinned":
             cmd += ["--threads", str(args.threads)]
     elif kind == "jax":
@@ -297,6 +301,18 @@ def print_results(args, systems, results):
             rows.append(row)
         print_table("Our devices with no OMP_* variable set (library defaults), in ms and as time / the same "
                     "device with OMP_* set", ["workload"] + [SYSTEMS[s][0] for s in bare], rows)
+    asynch = [s for s in ASYNC_COLUMNS if s in args.systems]
+    if asynch:
+        rows = []
+        for wl in args.workloads:
+            row = [WORKLOAD_TITLES[wl]]
+            for s in asynch:
+                v, sync = median_of(results, s, wl), median_of(results, "lazy", wl)
+                row.append("n/a" if v is None else "%.2f ms" % v + (" (%.3fx)" % (v / sync) if sync else ""))
+            rows.append(row)
+        print_table("Our lazy device with the asynchronous step end (lt_step_end_async: the next step is traced "
+                    "while this one runs), in ms and as time / the synchronous lazy step (below 1: faster)",
+                    ["workload"] + [SYSTEMS[s][0] for s in asynch], rows)
     all_cols = [s for s in SYSTEMS if s in args.systems]
     rows = []
     for wl in args.workloads:
@@ -314,7 +330,7 @@ def print_results(args, systems, results):
 def print_notes(args, systems, results):
     print("\nNotes:")
     for wl in args.workloads:
-        for s in ("lazy", "lazy-bare"):
+        for s in ("lazy", "lazy-bare", "lazy-async"):
             n = results.get((s, wl), {}).get("compiles_in_timed_steps")
             if n:
                 print("  - %s %s compiled %d program(s) during timed steps (expected 0)" % (s, wl, n))

@@ -42,14 +42,16 @@ typedef struct cpu_exe {
     entry_fn entry; /* NULL until built (see cpu_compile_start) */
     void *interp; /* set instead when the compiler stopped working (timed out) */
     char *src;    /* the C source while it waits to be built */
-    size_t len, split;
+    size_t len;
+    lt_cc_unit units[LT_CC_MAX_UNITS]; /* its translation units */
+    int nunits;
 } cpu_exe;
 
 /* ---- compile ---------------------------------------------------------------- */
 
-/* LT_DUMP_KERNELS=dir: the generated C of every compiled graph (a split
- * program as two files, graph-<hash>.part1.c and .part2.c). */
-static void dump_source(const char *src, size_t len, size_t split)
+/* LT_DUMP_KERNELS=dir: the generated C of every compiled graph (a program
+ * of several units as graph-<hash>.part1.c, .part2.c, ...). */
+static void dump_source(const char *src, size_t len, const lt_cc_unit *units, int nunits)
 {
     const char *dir = getenv("LT_DUMP_KERNELS");
     if (!dir || !*dir)
@@ -59,17 +61,16 @@ static void dump_source(const char *src, size_t len, size_t split)
     lt_ir_hash_init(h);
     for (size_t i = 0; i < len; i++)
         lt_ir_hash_u64(h, (unsigned char)src[i]);
-    size_t begin[2] = {0, split}, end[2] = {split ? split : len, len};
-    for (int part = 0; part < (split ? 2 : 1); part++) {
+    for (int part = 0; part < nunits; part++) {
         char path[1200], suffix[16] = "";
-        if (split)
+        if (nunits > 1)
             snprintf(suffix, sizeof suffix, ".part%d", part + 1);
         snprintf(path, sizeof path, "%s/graph-%016llx%016llx%s.c", dir, (unsigned long long)h[0],
                  (unsigned long long)h[1], suffix);
         FILE *f = fopen(path, "w");
         if (!f)
             return;
-        fwrite(src + begin[part], 1, end[part] - begin[part], f);
+        fwrite(src + units[part].begin, 1, units[part].end - units[part].begin, f);
         fclose(f);
     }
 }
@@ -99,14 +100,20 @@ static cpu_exe *cpu_prepare(const lt_graph *g)
         free(e);
         return NULL;
     }
-    e->src = kir_memplan(&e->plan) == LT_OK ? kir_render(&e->plan, &e->len, &e->split) : NULL;
+    e->src = kir_memplan(&e->plan) == LT_OK ? kir_render(&e->plan, &e->len, e->units, &e->nunits) : NULL;
     if (!e->src) {
         cpu_release(e);
         return NULL;
     }
-    dump_source(e->src, e->len, e->split);
+    dump_source(e->src, e->len, e->units, e->nunits);
     lt_metric_set("Kernels", e->plan.nk);
     lt_metric_set("KernelCalls", e->plan.ncalls);
+    lt_metric_set("ProgramBytes", (int64_t)e->len);
+    lt_metric_set("TranslationUnits", e->nunits);
+    int cold = 0;
+    for (int u = 0; u < e->nunits; u++)
+        cold += e->units[u].cold;
+    lt_metric_set("ColdUnits", cold);
     return e;
 }
 
@@ -115,7 +122,7 @@ static lt_status cpu_build(cpu_exe *e)
 {
     void *entry = NULL;
     char key[33];
-    lt_status st = lt_cc_load(e->src, e->len, e->split, &e->handle, &entry, key);
+    lt_status st = lt_cc_load(e->src, e->units, e->nunits, &e->handle, &entry, key);
     if (st != LT_OK)
         return st;
     e->entry = (entry_fn)entry;
@@ -163,7 +170,7 @@ static void *cpu_compile_start(const lt_graph *g, bool *ready)
     cpu_exe *e = cpu_prepare(g);
     void *entry = NULL;
     char key[33];
-    if (e && lt_cc_lookup(e->src, e->len, e->split, &e->handle, &entry, key)) {
+    if (e && lt_cc_lookup(e->src, e->units, e->nunits, &e->handle, &entry, key)) {
         e->entry = (entry_fn)entry;
         free(e->src);
         e->src = NULL;

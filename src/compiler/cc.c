@@ -3,11 +3,13 @@
  *
  * The toolchain (LT_CC, LT_CFLAGS) is identified once per process by the
  * output of `cc --version` plus the flags. A program's cache key is a
- * 128-bit hash of a version stamp, that identity and the source text, so a
- * new compiler, new flags or a new code generator never reuse old objects.
- * A large program comes as two translation units (see render.c): both are
- * compiled at once (`cc -c`, two processes) and linked into one object;
- * the key covers both units and where they split.
+ * 128-bit hash of a version stamp, that identity (with LT_CFLAGS_COLD) and
+ * the source text, so a new compiler, new flags or a new code generator
+ * never reuse old objects. A large program comes as several translation
+ * units (see render.c): they are compiled to objects by concurrent
+ * compiler processes (`cc -c`, at most LT_CC_JOBS at a time, so that a
+ * program of 8 units on 2 cores runs 2 by 2) and linked into one object;
+ * the key covers every unit's bytes, bounds and flags.
  *
  * No string from the environment reaches a shell: LT_CC and LT_CFLAGS are
  * split into words (cc_run.c) and the compiler is started directly, in a
@@ -31,7 +33,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define CC_STAMP "lazytensor-cc-2"
+#define CC_STAMP "lazytensor-cc-3"
 #define LOG_EXCERPT 560
 #define DEFAULT_TIMEOUT_S 120.0
 
@@ -42,8 +44,9 @@ static bool cc_checked, cc_ok;
  * cache directory are known, cleared when a run times out. */
 static atomic_bool cc_usable;
 static char cc_why[512];
-static char cc_cmd[512], cc_flags[1024]; /* as given, for messages */
-static cc_argv cc_words, flag_words;    /* as run */
+static char cc_cmd[512], cc_flags[1024], cc_cold_flags[256]; /* as given, for messages */
+static cc_argv cc_words, flag_words, cold_words;               /* as run */
+static int cc_jobs = 1;
 static uint64_t cc_id[2];
 static double cc_timeout = DEFAULT_TIMEOUT_S;
 static cc_dir cache = {-1, false, ""};
@@ -71,6 +74,15 @@ static double timeout_setting(void)
     return s < 1e6 ? s : 1e6;
 }
 
+/* LT_CC_JOBS: compiler processes at once (default: the online CPUs), 1 ..
+ * LT_CC_MAX_UNITS. */
+static int jobs_setting(void)
+{
+    const char *env = getenv("LT_CC_JOBS");
+    long n = env && *env ? strtol(env, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > LT_CC_MAX_UNITS ? LT_CC_MAX_UNITS : (int)n;
+}
+
 /* ---- the cache directory --------------------------------------------------------------------------- */
 
 /* Opens it on first use; the caller holds cc_lock. */
@@ -95,8 +107,8 @@ const char *lt_cc_cache_dir(void)
 
 /* ---- the toolchain ------------------------------------------------------------------------------------ */
 
-static lt_status build_locked(const char *src, size_t len, size_t split, void **handle, void **entry, char *key_hex,
-                              bool count);
+static lt_status build_locked(const char *src, const lt_cc_unit *units, int nunits, void **handle, void **entry,
+                              char *key_hex, bool count);
 
 static const char probe_source[] =
     "#include <math.h>\n"
@@ -167,12 +179,15 @@ static bool compiler_version(char *out, size_t cap)
 /* LT_CC and LT_CFLAGS as words; false with cc_why set on a bad quote. */
 static bool read_settings(void)
 {
-    const char *cc = getenv("LT_CC"), *flags = getenv("LT_CFLAGS");
+    const char *cc = getenv("LT_CC"), *flags = getenv("LT_CFLAGS"), *cold = getenv("LT_CFLAGS_COLD");
     cc_format(cc_cmd, sizeof cc_cmd, "%s", cc && *cc ? cc : "cc");
     cc_format(cc_flags, sizeof cc_flags, "%s", flags ? flags : LT_CC_DEFAULT_FLAGS);
+    cc_format(cc_cold_flags, sizeof cc_cold_flags, "%s", cold ? cold : LT_CC_DEFAULT_COLD_FLAGS);
     cc_timeout = timeout_setting();
+    cc_jobs = jobs_setting();
     if (!cc_split_words(cc_cmd, "LT_CC", &cc_words, cc_why, sizeof cc_why) ||
-        !cc_split_words(cc_flags, "LT_CFLAGS", &flag_words, cc_why, sizeof cc_why))
+        !cc_split_words(cc_flags, "LT_CFLAGS", &flag_words, cc_why, sizeof cc_why) ||
+        !cc_split_words(cc_cold_flags, "LT_CFLAGS_COLD", &cold_words, cc_why, sizeof cc_why))
         return false;
     if (cc_words.n == 0)
         cc_format(cc_why, sizeof cc_why, "LT_CC names no command");
@@ -190,13 +205,16 @@ static void check_toolchain(void)
     hash_str(cc_id, CC_STAMP);
     hash_str(cc_id, out);
     hash_str(cc_id, cc_flags);
+    hash_str(cc_id, "\ncold: ");
+    hash_str(cc_id, cc_cold_flags);
     if (!cache_locked()) {
         cc_format(cc_why, sizeof cc_why, "no directory to build programs in (LT_CACHE_DIR, TMPDIR)");
         return;
     }
     void *h = NULL, *e = NULL;
     char key[33];
-    if (build_locked(probe_source, sizeof probe_source - 1, 0, &h, &e, key, false) != LT_OK) {
+    const lt_cc_unit probe = {0, sizeof probe_source - 1, false};
+    if (build_locked(probe_source, &probe, 1, &h, &e, key, false) != LT_OK) {
         cc_format(cc_why, sizeof cc_why, "`%s %s` cannot build a test program: %.300s", cc_cmd, cc_flags,
                   lt_last_error());
         lt_clear_error();
@@ -228,6 +246,7 @@ typedef struct build {
     int fd;                 /* the build directory */
     char dir[32];           /* its name in the cache */
     int units;
+    const lt_cc_unit *unit; /* [units] */
     const char *stem;       /* the cache key in hex */
 } build;
 
@@ -267,8 +286,9 @@ static lt_status build_failed(const build *b, int u, const char *log, int status
     cc_format(kept_name, sizeof kept_name, "%s.failed.log", b->stem);
     renameat(b->fd, log, cache.fd, kept_name);
     lt_metric_add("CompileErrors", 1);
-    return lt_error(LT_ERR_UNSUPPORTED, "cpu compiler: `%s %s` failed (exit %d); source kept at %s; log:\n%s", cc_cmd,
-                    cc_flags, status, kept, excerpt);
+    bool cold = u >= 0 && b->unit[u].cold;
+    return lt_error(LT_ERR_UNSUPPORTED, "cpu compiler: `%s %s%s%s` failed (exit %d); source kept at %s; log:\n%s",
+                    cc_cmd, cc_flags, cold ? " " : "", cold ? cc_cold_flags : "", status, kept, excerpt);
 }
 
 /* A compiler run that hit LT_CC_TIMEOUT: this process stops compiling
@@ -289,20 +309,31 @@ static lt_status build_timed_out(void)
                     cc_cmd, cc_flags, cc_timeout);
 }
 
-/* Starts `cc flags <args...>` with its output in the new file log;
- * returns its pid (-1: could not start, error set). */
-static pid_t start_compiler(const build *b, const char *log, const char *const *args)
+/* One compiler run of a build step: its arguments after the flags, its
+ * log, the unit whose source it compiles (-1: the link) and whether that
+ * unit is cold (LT_CFLAGS_COLD follows LT_CFLAGS, so its -O wins). */
+typedef struct cc_job {
+    const char *args[LT_CC_MAX_UNITS + 4]; /* after the flags, NULL-terminated */
+    char log[32];
+    int unit;
+    bool cold;
+} cc_job;
+
+/* Starts `cc flags [cold flags] <args...>` with its output in the new
+ * file job->log; returns its pid (-1: could not start, error set). */
+static pid_t start_compiler(const build *b, const cc_job *job)
 {
     cc_argv argv = {0};
-    bool ok = cc_argv_append(&argv, &cc_words) && cc_argv_append(&argv, &flag_words);
-    for (int i = 0; ok && args[i]; i++)
-        ok = cc_argv_push(&argv, args[i]);
+    bool ok = cc_argv_append(&argv, &cc_words) && cc_argv_append(&argv, &flag_words) &&
+              (!job->cold || cc_argv_append(&argv, &cold_words));
+    for (int i = 0; ok && job->args[i]; i++)
+        ok = cc_argv_push(&argv, job->args[i]);
     pid_t pid = -1;
-    int log_fd = ok ? cc_create_file(b->fd, log) : -1;
+    int log_fd = ok ? cc_create_file(b->fd, job->log) : -1;
     if (!ok)
         lt_error(LT_ERR_MEMORY, "cpu compiler: out of memory");
     else if (log_fd < 0)
-        lt_error(LT_ERR_IO, "cpu compiler: cannot create %s/%s/%s: %s", cache.path, b->dir, log, strerror(errno));
+        lt_error(LT_ERR_IO, "cpu compiler: cannot create %s/%s/%s: %s", cache.path, b->dir, job->log, strerror(errno));
     else if ((pid = cc_spawn(argv.v, b->fd, log_fd, log_fd)) < 0)
         lt_error(LT_ERR_UNSUPPORTED, "cpu compiler: cannot run `%s`: %s", cc_cmd, strerror(errno));
     if (log_fd >= 0)
@@ -311,61 +342,96 @@ static pid_t start_compiler(const build *b, const char *log, const char *const *
     return pid;
 }
 
-/* Runs the compiler on every unit at once (each unit u: args[u]), then
- * checks the outcomes. */
-static lt_status run_step(const build *b, int n, const char *const *const *args, const char *const *logs,
-                          const int *unit)
+/* Runs the n jobs, at most cc_jobs at once, each with LT_CC_TIMEOUT from
+ * its start. The first failure stops the step: nothing more is started,
+ * and what still runs is killed and reaped. */
+static lt_status run_step(const build *b, int n, const cc_job *jobs)
 {
-    pid_t pid[2] = {-1, -1};
-    int status[2];
+    pid_t pid[LT_CC_MAX_UNITS];
+    int status[LT_CC_MAX_UNITS];
+    double deadline[LT_CC_MAX_UNITS];
+    bool done[LT_CC_MAX_UNITS];
+    int started = 0, running = 0;
     lt_status st = LT_OK;
-    for (int i = 0; i < n && st == LT_OK; i++) {
-        pid[i] = start_compiler(b, logs[i], args[i]);
-        if (pid[i] < 0)
-            st = lt_last_status();
-    }
-    /* reaps (killing it at once) what started before a failure */
-    cc_wait(pid, n, st == LT_OK ? cc_now() + cc_timeout : 0, status);
-    if (st != LT_OK)
-        return st;
-    for (int i = 0; i < n; i++)
+    for (;;) {
+        while (st == LT_OK && started < n && running < cc_jobs) {
+            done[started] = false;
+            deadline[started] = cc_now() + cc_timeout;
+            pid[started] = start_compiler(b, &jobs[started]);
+            if (pid[started] < 0) {
+                done[started] = true;
+                st = lt_last_status();
+            }
+            running += pid[started++] >= 0;
+        }
+        if (st != LT_OK)
+            for (int k = 0; k < started; k++)
+                deadline[k] = 0; /* a failure: kill what still runs */
+        if (running == 0)
+            break;
+        int i = cc_wait_one(pid, started, deadline, done, status);
+        if (i < 0)
+            break;
+        running--;
+        if (st != LT_OK)
+            continue; /* already failed: reaping the rest */
         if (status[i] == CC_EXIT_TIMED_OUT)
-            return build_timed_out();
-    for (int i = 0; i < n; i++)
-        if (status[i] != 0)
-            return build_failed(b, unit[i], logs[i], status[i]);
-    return LT_OK;
+            st = build_timed_out();
+        else if (status[i] != 0)
+            st = build_failed(b, jobs[i].unit, jobs[i].log, status[i]);
+    }
+    return st;
 }
 
-/* Builds program.so from the sources: one unit in one compiler run; two
- * units compiled to objects by two concurrent runs, then linked. */
+static cc_job unit_job(int u, bool cold, const char *out, const char *in, bool object)
+{
+    cc_job job = {.unit = u, .cold = cold};
+    int a = 0;
+    if (object)
+        job.args[a++] = "-c";
+    job.args[a++] = "-o";
+    job.args[a++] = out;
+    job.args[a++] = in;
+    if (!object)
+        job.args[a++] = "-lm";
+    job.args[a] = NULL;
+    unit_file(u, "log", job.log, sizeof job.log);
+    return job;
+}
+
+/* Builds program.so from the sources: one unit in one compiler run;
+ * several compiled to objects by concurrent runs, then linked. */
 static lt_status run_compiler(const build *b)
 {
+    static const char *const sources[LT_CC_MAX_UNITS] = {"unit1.c", "unit2.c", "unit3.c", "unit4.c",
+                                                         "unit5.c", "unit6.c", "unit7.c", "unit8.c"};
+    static const char *const objects[LT_CC_MAX_UNITS] = {"unit1.o", "unit2.o", "unit3.o", "unit4.o",
+                                                         "unit5.o", "unit6.o", "unit7.o", "unit8.o"};
     if (b->units == 1) {
-        const char *args[] = {"-o", "program.so", "unit1.c", "-lm", NULL};
-        const char *const *all[] = {args};
-        const char *logs[] = {"unit1.log"};
-        return run_step(b, 1, all, logs, (int[]){0});
+        cc_job job = unit_job(0, b->unit[0].cold, "program.so", sources[0], false);
+        return run_step(b, 1, &job);
     }
-    const char *a1[] = {"-c", "-o", "unit1.o", "unit1.c", NULL}, *a2[] = {"-c", "-o", "unit2.o", "unit2.c", NULL};
-    const char *const *units[] = {a1, a2};
-    const char *logs[] = {"unit1.log", "unit2.log"};
-    lt_status st = run_step(b, 2, units, logs, (int[]){0, 1});
+    cc_job jobs[LT_CC_MAX_UNITS];
+    for (int u = 0; u < b->units; u++)
+        jobs[u] = unit_job(u, b->unit[u].cold, objects[u], sources[u], true);
+    lt_status st = run_step(b, b->units, jobs);
     if (st != LT_OK)
         return st;
-    const char *link[] = {"-o", "program.so", "unit1.o", "unit2.o", "-lm", NULL};
-    const char *const *all[] = {link};
-    const char *link_log[] = {"link.log"};
-    return run_step(b, 1, all, link_log, (int[]){-1});
+    cc_job link = {.args = {"-o", "program.so"}, .log = "link.log", .unit = -1};
+    int a = 2;
+    for (int u = 0; u < b->units; u++)
+        link.args[a++] = objects[u];
+    link.args[a++] = "-lm";
+    link.args[a] = NULL;
+    return run_step(b, 1, &link);
 }
 
-static lt_status write_sources(const build *b, const char *src, size_t len, size_t split)
+static lt_status write_sources(const build *b, const char *src)
 {
-    size_t begin[2] = {0, split}, end[2] = {split ? split : len, len};
     for (int u = 0; u < b->units; u++) {
         char name[32];
         int fd = cc_create_file(b->fd, unit_file(u, "c", name, sizeof name));
-        bool ok = fd >= 0 && cc_write_all(fd, src + begin[u], end[u] - begin[u]);
+        bool ok = fd >= 0 && cc_write_all(fd, src + b->unit[u].begin, b->unit[u].end - b->unit[u].begin);
         int err = errno;
         if (fd >= 0 && close(fd) != 0)
             ok = false;
@@ -376,17 +442,17 @@ static lt_status write_sources(const build *b, const char *src, size_t len, size
     return LT_OK;
 }
 
-/* Compiles src (split > 0: two units, see lt_cc_load) into the cache as
- * final_name; the caller holds cc_lock. */
-static lt_status compile_into_cache(const char *src, size_t len, size_t split, const char *final_name,
+/* Compiles src's units into the cache as final_name; the caller holds
+ * cc_lock. */
+static lt_status compile_into_cache(const char *src, const lt_cc_unit *units, int nunits, const char *final_name,
                                     const char *stem, const uint64_t key[2])
 {
-    build b = {.units = split ? 2 : 1, .stem = stem};
+    build b = {.units = nunits, .unit = units, .stem = stem};
     b.fd = cc_build_dir_make(&cache, b.dir);
     if (b.fd < 0)
         return lt_error(LT_ERR_IO, "cpu compiler: cannot create a build directory in %s: %s", cache.path,
                         strerror(errno));
-    lt_status st = write_sources(&b, src, len, split);
+    lt_status st = write_sources(&b, src);
     if (st == LT_OK)
         st = run_compiler(&b);
     if (st == LT_OK && !cc_cache_store(&cache, b.fd, "program.so", final_name, key))
@@ -395,24 +461,31 @@ static lt_status compile_into_cache(const char *src, size_t len, size_t split, c
     return st;
 }
 
-/* The cache key of a program (see the top of this file), in hex (stem) and
- * as its file name in the cache (name). */
-static void program_key(const char *src, size_t len, size_t split, uint64_t key[2], char stem[40], char name[48])
+/* The cache key of a program: the toolchain's identity, then every unit's
+ * bytes, bounds and flags; in hex (stem) and as its file name in the cache
+ * (name). */
+static void program_key(const char *src, const lt_cc_unit *units, int nunits, uint64_t key[2], char stem[40],
+                        char name[48])
 {
     key[0] = cc_id[0];
     key[1] = cc_id[1];
-    cc_hash_bytes(key, src, len);
-    lt_ir_hash_u64(key, split);
+    lt_ir_hash_u64(key, (uint64_t)nunits);
+    for (int u = 0; u < nunits; u++) {
+        lt_ir_hash_u64(key, units[u].begin);
+        lt_ir_hash_u64(key, units[u].end);
+        lt_ir_hash_u64(key, units[u].cold);
+        cc_hash_bytes(key, src + units[u].begin, units[u].end - units[u].begin);
+    }
     cc_format(stem, 40, "%016llx%016llx", (unsigned long long)key[0], (unsigned long long)key[1]);
     cc_format(name, 48, "%s.so", stem);
 }
 
-static lt_status build_locked(const char *src, size_t len, size_t split, void **handle, void **entry, char *key_hex,
-                              bool count)
+static lt_status build_locked(const char *src, const lt_cc_unit *units, int nunits, void **handle, void **entry,
+                              char *key_hex, bool count)
 {
     uint64_t key[2];
     char stem[40], name[48], why[256];
-    program_key(src, len, split, key, stem, name);
+    program_key(src, units, nunits, key, stem, name);
     memcpy(key_hex, stem, 33);
     bool corrupt;
     void *h = cc_cache_load(&cache, name, key, &corrupt, why, sizeof why);
@@ -424,7 +497,7 @@ static lt_status build_locked(const char *src, size_t len, size_t split, void **
     } else {
         if (count)
             lt_metric_add("DiskCacheMiss", 1);
-        lt_status st = compile_into_cache(src, len, split, name, stem, key);
+        lt_status st = compile_into_cache(src, units, nunits, name, stem, key);
         if (st != LT_OK)
             return st;
         h = cc_cache_load(&cache, name, key, &corrupt, why, sizeof why);
@@ -442,9 +515,22 @@ static lt_status build_locked(const char *src, size_t len, size_t split, void **
     return LT_OK;
 }
 
-lt_status lt_cc_load(const char *src, size_t len, size_t split, void **handle, void **entry, char *key_hex)
+static bool units_valid(const lt_cc_unit *units, int nunits)
+{
+    if (!units || nunits < 1 || nunits > LT_CC_MAX_UNITS)
+        return false;
+    for (int u = 0; u < nunits; u++)
+        if (units[u].begin > units[u].end)
+            return false;
+    return true;
+}
+
+lt_status lt_cc_load(const char *src, const lt_cc_unit *units, int nunits, void **handle, void **entry,
+                     char *key_hex)
 {
     char why[512];
+    if (!src || !units_valid(units, nunits))
+        return lt_error(LT_ERR_ARGUMENT, "cpu compiler: bad translation units");
     if (!lt_cc_available(why, sizeof why))
         return lt_error(LT_ERR_UNSUPPORTED, "cpu compiler: no working C compiler: %s", why);
     pthread_mutex_lock(&cc_lock);
@@ -452,7 +538,7 @@ lt_status lt_cc_load(const char *src, size_t len, size_t split, void **handle, v
     if (!cc_ok) /* the compiler timed out since the check above */
         st = lt_error(LT_ERR_UNSUPPORTED, "cpu compiler: no working C compiler: %s", cc_why);
     else
-        st = build_locked(src, len, split >= len ? 0 : split, handle, entry, key_hex, true);
+        st = build_locked(src, units, nunits, handle, entry, key_hex, true);
     pthread_mutex_unlock(&cc_lock);
     return st;
 }
@@ -467,13 +553,14 @@ void lt_cc_unload(void *handle)
  * directory), so it needs no cc_lock and never waits behind a build on
  * another thread; files are replaced atomically, so a concurrent build or
  * eviction can only make it miss. */
-bool lt_cc_lookup(const char *src, size_t len, size_t split, void **handle, void **entry, char *key_hex)
+bool lt_cc_lookup(const char *src, const lt_cc_unit *units, int nunits, void **handle, void **entry,
+                  char *key_hex)
 {
-    if (!atomic_load_explicit(&cc_usable, memory_order_acquire))
+    if (!src || !units_valid(units, nunits) || !atomic_load_explicit(&cc_usable, memory_order_acquire))
         return false;
     uint64_t key[2];
     char stem[40], name[48], why[256];
-    program_key(src, len, split >= len ? 0 : split, key, stem, name);
+    program_key(src, units, nunits, key, stem, name);
     bool corrupt;
     void *h = cc_cache_load(&cache, name, key, &corrupt, why, sizeof why);
     if (corrupt)

@@ -53,6 +53,12 @@ pid_t cc_spawn(char *const argv[], int dir_fd, int out_fd, int err_fd);
  * reaped. status[i]: the exit status, CC_EXIT_FAILED or CC_EXIT_TIMED_OUT. */
 void cc_wait(const pid_t *pid, int n, double deadline, int *status);
 
+/* Waits until one of the processes pid[i] (i < n) not yet done[i] ends,
+ * or passes its deadline[i] (then it is killed with its process group, as
+ * by cc_wait); marks it done, sets status[i] as cc_wait does and returns
+ * i. Returns -1 when none is left (pid[i] <= 0 counts as done). */
+int cc_wait_one(const pid_t *pid, int n, const double *deadline, bool *done, int *status);
+
 /* ---- cc_cache.c: the cache directory and its files ----------------------------------------------- */
 
 /* The directory compiled programs are kept in: the disk cache, or, when

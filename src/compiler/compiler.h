@@ -9,6 +9,15 @@
  *                    into words like the shell does (blanks separate, quotes
  *                    and backslashes group) and run without a shell, in a
  *                    private build directory (give absolute paths).
+ *   LT_CFLAGS_COLD   flags added after LT_CFLAGS (so its -O wins) for "cold"
+ *                    units: kernels whose work per run (under 16,384
+ *                    operations, render.c's COLD_WORK) is too small to gain
+ *                    from LT_CFLAGS' optimization (default "-O0": half the
+ *                    compile time of -O1; empty: every unit is built with
+ *                    LT_CFLAGS alone)
+ *   LT_CC_JOBS       compiler processes run at once for a program of several
+ *                    units (default: the online CPUs, at most
+ *                    LT_CC_MAX_UNITS)
  *   LT_CC_TIMEOUT    seconds a compiler run may take (default 120); then it
  *                    is killed and the process compiles nothing more (lazy
  *                    graphs run with the interp backend)
@@ -20,7 +29,8 @@
  *                    another user or is writable by group or others
  *   LT_CACHE_MAX_MB  bound on the disk cache (default 512; oldest evicted first)
  *   LT_DUMP_KERNELS  directory: the generated C of every compiled graph
- *                    (graph-<hash>.c, or .part1.c and .part2.c when split)
+ *                    (graph-<hash>.c, or graph-<hash>.part<i>.c for each
+ *                    unit of a program of several)
  *   LT_TIERED        0: the lazy device's default backend is "cpu" (each new
  *                    graph waits for its compile) instead of "tiered" (a new
  *                    graph runs on interp while this compiler builds it in
@@ -28,8 +38,9 @@
  *                    are BackgroundCompiles, InterpTierRuns, TierSwaps and
  *                    BackgroundCompileFailures)
  * Counters: "Kernels" (kernels of the last compiled program), "KernelCalls"
- * (of which eager calls), "DiskCacheHit", "DiskCacheMiss", "CompileErrors",
- * "DiskCacheCorrupt".
+ * (of which eager calls), "ProgramBytes" (its C source), "TranslationUnits"
+ * (and "ColdUnits" of them), "DiskCacheHit", "DiskCacheMiss",
+ * "CompileErrors", "DiskCacheCorrupt".
  */
 #ifndef LT_COMPILER_H
 #define LT_COMPILER_H
@@ -39,6 +50,7 @@
 /* -fopenmp-simd: generated code uses `omp simd` hints only; its parallel
  * loops run on the library's pool (src/core/pool.h), not OpenMP's */
 #define LT_CC_DEFAULT_FLAGS "-O3 -march=native -fopenmp-simd -fno-math-errno -ffp-contract=off -fPIC -shared"
+#define LT_CC_DEFAULT_COLD_FLAGS "-O0"
 
 /* The cpu backend (src/backend/cpu.c). */
 const lt_backend *lt_backend_cpu(void);
@@ -48,18 +60,31 @@ const lt_backend *lt_backend_cpu(void);
  * writes the reason into why (if not NULL). */
 bool lt_cc_available(char *why, size_t cap);
 
+/* A program's source is one or more translation units (render.c decides
+ * how many): unit i is bytes [begin, end) of the text. A `cold` unit holds
+ * only kernels with too little work per run to gain from heavy
+ * optimization, and is compiled with LT_CFLAGS_COLD after LT_CFLAGS. */
+#define LT_CC_MAX_UNITS 8
+typedef struct lt_cc_unit {
+    size_t begin, end;
+    bool cold;
+} lt_cc_unit;
+
 /*
- * The shared object built from C source src: loaded from the disk cache
- * (validated) or compiled, stored atomically and loaded. With split > 0,
- * src holds two translation units, the second from byte split on: they are
- * compiled in parallel (two compiler processes) and linked together. Sets *handle (for
+ * The shared object built from the C source src, in nunits (1 ..
+ * LT_CC_MAX_UNITS) translation units: loaded from the disk cache
+ * (validated) or compiled, stored atomically and loaded. Several units
+ * are compiled to objects by concurrent compiler processes (at most
+ * LT_CC_JOBS at a time) and linked together. Sets *handle (for
  * lt_cc_unload) and *entry (the symbol lt_program_entry); key_hex receives
- * the cache key (33 bytes). A compile error returns LT_ERR_UNSUPPORTED
- * with the compiler's log, keeping the source next to the cache. A run
- * past LT_CC_TIMEOUT is killed and returns LT_ERR_UNSUPPORTED too, after
- * which lt_cc_available is false (the caller may fall back to interp).
+ * the cache key (33 bytes), which covers the text, the units and their
+ * flags. A compile error returns LT_ERR_UNSUPPORTED with the compiler's
+ * log, keeping the failing unit's source next to the cache. A run past
+ * LT_CC_TIMEOUT is killed and returns LT_ERR_UNSUPPORTED too, after which
+ * lt_cc_available is false (the caller may fall back to interp).
  */
-lt_status lt_cc_load(const char *src, size_t len, size_t split, void **handle, void **entry, char *key_hex);
+lt_status lt_cc_load(const char *src, const lt_cc_unit *units, int nunits, void **handle, void **entry,
+                     char *key_hex);
 void lt_cc_unload(void *handle);
 
 /*
@@ -69,7 +94,8 @@ void lt_cc_unload(void *handle);
  * a build another thread is running. Used by the tiered backend to decide
  * at once between the native program and the interp tier.
  */
-bool lt_cc_lookup(const char *src, size_t len, size_t split, void **handle, void **entry, char *key_hex);
+bool lt_cc_lookup(const char *src, const lt_cc_unit *units, int nunits, void **handle, void **entry,
+                  char *key_hex);
 
 /* The directory programs are cached in (opened and checked on first use):
  * the disk cache, or the private temporary directory used when the disk

@@ -9,7 +9,8 @@
  *                  them into kernels and lower each kernel to instructions
  *                  (schedule.c, index arithmetic in affine.c);
  *   kir_memplan    liveness, workspace offsets, donation (memplan.c);
- *   kir_render     C source: one translation unit, two when large (render.c).
+ *   kir_render     C source: one translation unit, or several (at most
+ *                  LT_CC_MAX_UNITS) when large (render.c).
  *
  * Index arithmetic. Every kernel has up to KIR_MAXV loop variables i0, i1,
  * ... (its output domain's dims, then the loop dims of each reduction in
@@ -26,6 +27,7 @@
 #define LT_COMPILER_KIR_H
 
 #include "backend/backend.h"
+#include "compiler/compiler.h"
 
 #define KIR_MAXV 16 /* loop variables per kernel */
 
@@ -198,10 +200,10 @@ lt_status kir_memplan(kir_plan *p);
 
 /* ---- render.c ------------------------------------------------------------ */
 
-/* The C source of the plan (malloc'd, NUL-terminated), or NULL: one
- * translation unit, or for a large program two, the second starting at
- * byte *split (0: one unit). */
-char *kir_render(const kir_plan *p, size_t *len, size_t *split);
+/* The C source of the plan (malloc'd, NUL-terminated, *len bytes), or
+ * NULL: *nunits translation units, described in units[] (room for
+ * LT_CC_MAX_UNITS). */
+char *kir_render(const kir_plan *p, size_t *len, lt_cc_unit *units, int *nunits);
 
 /* ---- affine.c ------------------------------------------------------------ */
 

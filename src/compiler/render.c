@@ -1,11 +1,11 @@
 /*
- * render.c - renders a kernel plan as C: one translation unit, or two for
- * a large program (so that two compiler processes build it in parallel).
+ * render.c - renders a kernel plan as C: one translation unit, or several
+ * for a large program (so that compiler processes build it in parallel).
  *
  * Layout of the generated file:
  *   a header comment (version stamp, buffer table), a small prelude
  *   (half-precision conversions, helpers shared with the eager kernels'
- *   semantics), one static function per pointwise/row kernel, and the
+ *   semantics), one function per pointwise/row kernel, and the
  *   entry point
  *       int lt_program_entry(void *const *B, const double *S, const lt_rt *rt)
  *   which runs the kernels in order. B[i] is buffer i of the plan, S[k]
@@ -19,11 +19,15 @@
  * reduction with the same accumulator types as reduce.c, so compiled and
  * eager results agree to rounding of summation order.
  *
- * A program whose kernels render to more than SPLIT_BYTES is split: part 1
- * is the header, the prelude and the first kernels (about half the
- * estimated compile time),
- * with hidden (not static) linkage; part 2 is the prelude again, their
- * prototypes, the other kernels and the entry point.
+ * Translation units. Every kernel is a function of its own (never inlined
+ * into the entry point). A program whose kernels' estimated compile cost
+ * exceeds UNIT_COST is cut into several units (at most LT_CC_MAX_UNITS),
+ * which compiler processes build in parallel: kernels with little work per
+ * run ("cold", below COLD_WORK: tiny tensors, however long the chain)
+ * apart from the others, so that their units can be compiled with cheaper
+ * optimization (LT_CFLAGS_COLD) while hot kernels keep LT_CFLAGS. Each unit
+ * has the prelude; the first holds the header, the last the prototypes of
+ * the other units' kernels and the entry point.
  */
 #include "compiler/kir.h"
 #include "eager/fastmath.h"
@@ -34,14 +38,26 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define KIR_VERSION "lazytensor-cpu-5"
+#define KIR_VERSION "lazytensor-cpu-6"
 /* A parallel kernel's outermost loop is cut into chunks of about this many
  * element operations (at most 64 chunks; src/core/pool.h) */
 #define PAR_CHUNK_WORK 8192
-#define SPLIT_BYTES 24576 /* kernel text above which the program is split in two units */
-/* the linkage of a kernel that part 2 of a split program calls: one object
- * file to another, never exported from the shared object */
-#define SHARED_KERNEL "__attribute__((visibility(\"hidden\")))"
+/* Estimated compile cost (compile_cost) of one translation unit: a program
+ * above it is cut into several, which compiler processes build in
+ * parallel (cc.c). */
+#define UNIT_COST 131072
+/* Operations per run (kernel_work) below which a kernel is "cold": even
+ * unoptimized it takes some tens of microseconds per run, so heavy
+ * optimization would cost more to compile than it can save, and its unit
+ * is built with LT_CFLAGS_COLD (-O0). A chain of 10,000 ops on 4 elements
+ * is all cold: 2.1 s of compiler CPU instead of 4.0 s at -O1, for 0.39
+ * instead of 0.15 ms per run (bench/compile_scaling). */
+#define COLD_WORK 16384.0
+/* Kernels are functions of their own that the optimizer must not inline
+ * into the entry point (that would make one huge function again, whose
+ * compile time grows faster than its length), visible across the units of
+ * a program but not exported from its shared object. */
+#define KERNEL_LINKAGE "__attribute__((visibility(\"hidden\"), noinline))"
 #define KERNEL_PARAMS "(void *const *restrict B, const double *restrict S, const lt_rt *rt)"
 
 /* ---- string builder ----------------------------------------------------- */
@@ -179,7 +195,7 @@ typedef struct rctx {
      * accumulator is an array over the block */
     bool col;
     int col_var;
-    const char *linkage; /* of the kernel functions: "static" or SHARED_KERNEL */
+    const char *linkage; /* of the kernel functions: KERNEL_LINKAGE */
 } rctx;
 
 #define COL_BLOCK 256
@@ -1445,103 +1461,191 @@ static size_t compile_cost(const char *text, size_t n)
     return cost;
 }
 
-/* Renders kernels [lo, hi) (calls have no function) with the given
- * linkage; costs[j - lo], when given, receives the compile cost of the
- * text up to and including kernel j. */
-static void emit_kernels(rctx *c, int lo, int hi, const char *linkage, size_t *costs)
+/* Appends n bytes of text. */
+static void sb_write(sb *b, const char *text, size_t n)
 {
-    c->linkage = linkage;
-    size_t total = 0;
-    for (int j = lo; j < hi && !c->failed; j++) {
-        size_t start = c->b->n;
+    if (n > 0)
+        sb_printf(b, "%.*s", (int)n, text);
+}
+
+/* Operations one run of kernel j performs, roughly: each instruction
+ * times the iterations it runs (a reduction's body runs its loops once
+ * per output). */
+static double kernel_work(const kir_plan *p, int j)
+{
+    const kir_kernel *k = &p->k[j];
+    if (k->kind == KK_ROW) {
+        const lt_meta *m = &p->g->nodes[k->node].out[0];
+        return (double)lt_shape_numel(m->shape, m->ndim) * (double)(k->nins + 8);
+    }
+    double per_element = 0;
+    for (int i = 0; i < k->nins; i++) {
+        const kir_inst *in = &k->ins[i];
+        if (in->kind == KI_REDUCE)
+            per_element += (double)loops_work(k, in->rv, in->nrv) * (double)(in->body_end - i);
+        else if (in->scope < 0)
+            per_element += 1;
+    }
+    return (double)loops_work(k, k->loop, k->nloop) * per_element;
+}
+
+/* Every kernel function rendered once, in kernel order, with what the
+ * unit planner needs to know about it. */
+typedef struct kernel_texts {
+    sb text;
+    size_t *begin, *end; /* kernel j's function: text.s[begin[j], end[j]) */
+    size_t *cost;        /* its estimated compile cost (0: no function) */
+    bool *cold;          /* too little work per run to gain from optimization */
+    int *unit;           /* the unit it goes to */
+} kernel_texts;
+
+static void kernel_texts_free(kernel_texts *t)
+{
+    free(t->text.s);
+    free(t->begin);
+    free(t->end);
+    free(t->cost);
+    free(t->cold);
+    free(t->unit);
+}
+
+static bool render_kernels(rctx *c, kernel_texts *t)
+{
+    size_t nk = (size_t)(c->p->nk > 0 ? c->p->nk : 1);
+    t->begin = calloc(nk, sizeof *t->begin);
+    t->end = calloc(nk, sizeof *t->end);
+    t->cost = calloc(nk, sizeof *t->cost);
+    t->cold = calloc(nk, sizeof *t->cold);
+    t->unit = calloc(nk, sizeof *t->unit);
+    if (!t->begin || !t->end || !t->cost || !t->cold || !t->unit)
+        return false;
+    c->b = &t->text;
+    c->linkage = KERNEL_LINKAGE;
+    for (int j = 0; j < c->p->nk && !c->failed; j++) {
+        t->begin[j] = t->text.n;
         c->k = &c->p->k[j];
         if (has_function(c->p, j) && c->k->kind == KK_POINTWISE)
             emit_pointwise(c, j);
         else if (has_function(c->p, j))
             emit_row(c, j);
-        if (costs && !c->b->failed) {
-            total += c->b->n > start ? compile_cost(c->b->s + start, c->b->n - start) : 0;
-            costs[j - lo] = total;
-        }
+        t->end[j] = t->text.n;
+        if (!t->text.failed && t->end[j] > t->begin[j])
+            t->cost[j] = compile_cost(t->text.s + t->begin[j], t->end[j] - t->begin[j]);
+        t->cold[j] = kernel_work(c->p, j) < COLD_WORK;
     }
+    return !t->text.failed;
 }
 
-/* Where to split a program whose kernels' cumulative compile costs are
- * costs[] (0: do not): the first kernel of part 2, chosen so that the
- * costlier part is cheapest. */
-static int split_point(const size_t *costs, int nk)
+/*
+ * Cuts the kernels into units: one when their estimated compile cost is
+ * at most UNIT_COST (cold only if every kernel is); else cold and hot
+ * kernels apart (unless the cold ones cost less than a quarter unit: then
+ * they join the hot units), each class in ceil(cost / UNIT_COST) units of
+ * about equal cost (kernels in order), LT_CC_MAX_UNITS in all. Returns the
+ * number of units; hot units come first, and units[] receives their flags.
+ */
+static int plan_units(const kir_plan *p, kernel_texts *t, lt_cc_unit *units)
 {
-    size_t total = nk > 0 ? costs[nk - 1] : 0, best = total;
-    int cut = 0;
-    for (int j = 1; j < nk; j++) { /* part 1: kernels [0, j) */
-        size_t part1 = costs[j - 1], larger = part1 > total - part1 ? part1 : total - part1;
-        if (larger < best) {
-            best = larger;
-            cut = j;
-        }
+    size_t total[2] = {0, 0}; /* [cold] */
+    for (int j = 0; j < p->nk; j++)
+        total[t->cold[j]] += t->cost[j];
+    memset(units, 0, sizeof *units * LT_CC_MAX_UNITS);
+    if (total[0] + total[1] <= UNIT_COST) {
+        units[0].cold = total[0] == 0 && total[1] > 0;
+        return 1;
     }
-    return cut;
+    if (total[1] < UNIT_COST / 4 && total[0] > 0) { /* a few cold kernels: not worth a process of their own */
+        for (int j = 0; j < p->nk; j++)
+            t->cold[j] = false;
+        total[0] += total[1];
+        total[1] = 0;
+    }
+    int n[2];
+    for (int cls = 0; cls < 2; cls++)
+        n[cls] = (int)((total[cls] + UNIT_COST - 1) / UNIT_COST);
+    while (n[0] + n[1] > LT_CC_MAX_UNITS) {
+        int cls = n[0] >= n[1] ? 0 : 1;
+        n[cls]--;
+    }
+    size_t done[2] = {0, 0};
+    for (int j = 0; j < p->nk; j++) {
+        int cls = t->cold[j], first = cls ? n[0] : 0;
+        if (t->cost[j] == 0) { /* no function */
+            t->unit[j] = -1;
+            continue;
+        }
+        /* the unit whose share of the class's cost holds this kernel's middle */
+        size_t middle = done[cls] + t->cost[j] / 2;
+        int u = (int)((double)middle * n[cls] / (double)(total[cls] ? total[cls] : 1));
+        t->unit[j] = first + (u < n[cls] ? u : n[cls] - 1);
+        done[cls] += t->cost[j];
+    }
+    for (int u = n[0]; u < n[0] + n[1]; u++)
+        units[u].cold = true;
+    return n[0] + n[1];
 }
 
-/* Part 2's declarations of the kernels defined in part 1. */
-static void emit_prototypes(rctx *c, int cut)
+/* The entry unit's declarations of the kernels defined in other units. */
+static void emit_prototypes(rctx *c, const kernel_texts *t, int unit)
 {
-    sb_printf(c->b, "/* defined in part 1 */\n");
-    for (int j = 0; j < cut; j++)
-        if (has_function(c->p, j))
-            sb_printf(c->b, "%s void kernel%d" KERNEL_PARAMS ";\n", SHARED_KERNEL, j);
-    sb_printf(c->b, "\n");
+    bool any = false;
+    for (int j = 0; j < c->p->nk; j++) {
+        if (!has_function(c->p, j) || t->unit[j] == unit)
+            continue;
+        if (!any)
+            sb_printf(c->b, "/* defined in the other units */\n");
+        any = true;
+        sb_printf(c->b, "%s void kernel%d" KERNEL_PARAMS ";\n", KERNEL_LINKAGE, j);
+    }
+    if (any)
+        sb_printf(c->b, "\n");
 }
 
-/* The two units of a split program, into b (part 2 starts at *split). */
-static void emit_split(rctx *c, int cut, size_t *split)
+/* Unit u of n: its header, the prelude, its kernels, and in the last unit
+ * the entry point. */
+static void emit_unit(rctx *c, const kernel_texts *t, int u, int n, bool cold)
 {
     sb *b = c->b;
-    emit_header(c);
-    sb_printf(b, "/* part 1 of 2: kernels 0..%d (part 2 holds the rest and the entry point) */\n", cut - 1);
+    if (u == 0)
+        emit_header(c);
+    else
+        sb_printf(b, "/*\n * Generated by %s: unit %d of %d.\n */\n", KIR_VERSION, u + 1, n);
+    if (n > 1)
+        sb_printf(b, "/* unit %d of %d (%s)%s */\n", u + 1, n, cold ? "cold: kernels of little work per run" : "hot",
+                  u == n - 1 ? ", with the entry point" : "");
     sb_printf(b, "%s", prelude);
     emit_fastmath(b);
-    emit_kernels(c, 0, cut, SHARED_KERNEL, NULL);
-    *split = b->n;
-    sb_printf(b, "/*\n * Generated by %s: part 2 of 2, kernels %d..%d and the entry point.\n */\n", KIR_VERSION,
-              cut, c->p->nk - 1);
-    sb_printf(b, "%s", prelude);
-    emit_fastmath(b);
-    emit_prototypes(c, cut);
-    emit_kernels(c, cut, c->p->nk, "static", NULL);
-    emit_entry(c);
+    for (int j = 0; j < c->p->nk; j++)
+        if (t->unit[j] == u)
+            sb_write(b, t->text.s + t->begin[j], t->end[j] - t->begin[j]);
+    if (u == n - 1) {
+        emit_prototypes(c, t, u);
+        emit_entry(c);
+    }
 }
 
-char *kir_render(const kir_plan *p, size_t *len, size_t *split)
+char *kir_render(const kir_plan *p, size_t *len, lt_cc_unit *units, int *nunits)
 {
-    sb b = {0}, kernels = {0};
+    sb b = {0};
+    kernel_texts t = {0};
     fragment_truncated = false;
-    *split = 0;
-    size_t *costs = malloc(sizeof *costs * (size_t)(p->nk > 0 ? p->nk : 1));
-    bool no_costs = costs == NULL;
-    rctx c = {&kernels, p, NULL, no_costs, false, -1, "static"};
-    emit_kernels(&c, 0, p->nk, "static", costs);
-    bool large = kernels.n > SPLIT_BYTES && !c.failed && !kernels.failed;
-    int cut = large ? split_point(costs, p->nk) : 0;
-    free(costs);
+    rctx c = {&b, p, NULL, false, false, -1, KERNEL_LINKAGE};
+    bool ok = render_kernels(&c, &t);
+    int n = ok && !c.failed ? plan_units(p, &t, units) : 0;
     c.b = &b;
-    if (cut > 0) { /* rendered again, with part 1's kernels shared */
-        emit_split(&c, cut, split);
-    } else {
-        emit_header(&c);
-        sb_printf(&b, "%s", prelude);
-        emit_fastmath(&b);
-        if (kernels.n)
-            sb_printf(&b, "%s", kernels.s);
-        emit_entry(&c);
+    for (int u = 0; u < n; u++) {
+        units[u].begin = b.n;
+        emit_unit(&c, &t, u, n, units[u].cold);
+        units[u].end = b.n;
     }
-    bool oom = b.failed || kernels.failed || no_costs;
-    free(kernels.s);
+    bool oom = b.failed || !ok;
+    kernel_texts_free(&t);
     if (oom || c.failed || fragment_truncated) {
         free(b.s);
         lt_error(oom ? LT_ERR_MEMORY : LT_ERR_STATE, "cpu compiler: could not render the generated C");
         return NULL;
     }
+    *nunits = n;
     *len = b.n;
     return b.s;
 }

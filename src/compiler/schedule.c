@@ -13,7 +13,11 @@
  * Kernels are formed in graph order. A materialized value of a pointwise
  * kind joins the latest pointwise kernel with the same domain (its shape)
  * that runs after everything it reads, as long as it reads that kernel's
- * own results only at the same index; otherwise it starts a new kernel.
+ * own results only at the same index and the kernel is not full
+ * (KERNEL_MAX_INS); otherwise it starts a new kernel. With inline
+ * expressions bounded too (MAX_INLINE_NODES), a long chain becomes a
+ * sequence of bounded kernels passing their results through temporaries,
+ * so the C compiler's work grows linearly with the graph.
  * When a reduction turns out to be needed where it would be computed more
  * than once per result (broadcast back, or inside another reduction), it
  * is marked for materialization and the schedule is rebuilt; so is the
@@ -32,8 +36,20 @@
 /* Multi-consumer intermediates above this cost are materialized. */
 #define RECOMPUTE_MAX_COST 8
 #define RECOMPUTE_MAX_LOADS 3
-/* Inline expressions deeper than this are cut (lowering recurses). */
-#define MAX_INLINE_DEPTH 192
+/* An inline expression of more nodes than this (a node used twice counts
+ * twice) is materialized: lowering recurses once per node, and a long
+ * chain becomes several bounded pieces instead of one huge expression. */
+#define MAX_INLINE_NODES 128
+/* A pointwise kernel of this many instructions takes no further outputs;
+ * the next one starts a new kernel. The C compiler's time per function
+ * grows faster than its length (register allocation over every value
+ * live in the loop, in particular), so bounded kernels keep the compile
+ * time of a program linear in its size. Above the fused kernels of real
+ * training steps (bench/peers_step: at most 221 instructions in the
+ * transformer block's step), which fuse as before; only the GPT step's
+ * optimizer update over many small (128-element) parameters reaches it and
+ * is cut into several kernels. */
+#define KERNEL_MAX_INS 256
 
 enum { EV_ERROR = -1, EV_CONFLICT = -2, EV_RESTART = -3 };
 
@@ -853,10 +869,10 @@ static lt_status decide_recompute(kir_plan *p)
 {
     uint32_t nn = p->g->nnodes;
     int *cost = calloc(nn + 1, sizeof *cost), *loads = calloc(nn + 1, sizeof *loads);
-    int *depth = calloc(nn + 1, sizeof *depth);
+    int *size = calloc(nn + 1, sizeof *size);
     bool *red = calloc(nn + 1, sizeof *red);
-    if (!cost || !loads || !red || !depth) {
-        free(cost), free(loads), free(red), free(depth);
+    if (!cost || !loads || !red || !size) {
+        free(cost), free(loads), free(red), free(size);
         return oom();
     }
     for (uint32_t i = 0; i < nn; i++) {
@@ -865,6 +881,7 @@ static lt_status decide_recompute(kir_plan *p)
         if (cls != NC_EW && cls != NC_VIEW && cls != NC_FACTORY && cls != NC_REDUCE)
             continue;
         cost[i] = op_cost(n);
+        size[i] = 1;
         red[i] = cls == NC_REDUCE;
         for (uint32_t k = 0; k < n->nin; k++) {
             uint32_t v = value_id(input_of(p, n, k)), u = v / LT_MAX_OUTPUTS;
@@ -877,18 +894,18 @@ static lt_status decide_recompute(kir_plan *p)
             cost[i] += cost[u];
             loads[i] += loads[u];
             red[i] = red[i] || red[u];
-            depth[i] = depth[u] + 1 > depth[i] ? depth[u] + 1 : depth[i];
+            size[i] += size[u];
         }
         uint32_t v = KIR_VALUE(i, 0);
         if (p->mat[v] || cls == NC_REDUCE)
             continue;
         if ((p->uses[v] > 1 && (cost[i] > RECOMPUTE_MAX_COST || loads[i] > RECOMPUTE_MAX_LOADS || red[i])) ||
-            depth[i] >= MAX_INLINE_DEPTH) {
+            size[i] >= MAX_INLINE_NODES) {
             p->mat[v] = 1;
-            depth[i] = 0;
+            size[i] = 0;
         }
     }
-    free(cost), free(loads), free(red), free(depth);
+    free(cost), free(loads), free(red), free(size);
     return LT_OK;
 }
 
@@ -991,6 +1008,8 @@ static int place_pointwise(kir_plan *p, uint32_t v, uint32_t *stamp, uint32_t wa
         kir_kernel *k = &p->k[j];
         if (k->kind != KK_POINTWISE || !lt_shape_equal(k->dom, k->ndom, dom->shape, dom->ndim))
             continue;
+        if (k->nins >= KERNEL_MAX_INS)
+            break; /* full */
         kernel_mark mark = kernel_save(k);
         lower_ctx c = {p, k, j, false};
         int r = lower_output(&c, v, src);
@@ -1083,6 +1102,27 @@ static int place_call(kir_plan *p, uint32_t node)
     return 0;
 }
 
+/* Every leaf gets its buffer, in slot order (one pass over the nodes, not
+ * one per leaf: a graph of many leaves stays linear). */
+static int leaf_buffers(kir_plan *p)
+{
+    const lt_graph *g = p->g;
+    uint32_t *node_of = malloc(sizeof *node_of * (g->nleaves + 1));
+    if (!node_of)
+        return EV_ERROR;
+    for (uint32_t slot = 0; slot < g->nleaves; slot++)
+        node_of[slot] = UINT32_MAX;
+    for (uint32_t i = 0; i < g->nnodes; i++)
+        if (g->nodes[i].kind == LT_NODE_DATA && g->nodes[i].slot >= 0 && (uint32_t)g->nodes[i].slot < g->nleaves)
+            node_of[g->nodes[i].slot] = i;
+    int r = 0;
+    for (uint32_t slot = 0; slot < g->nleaves && r >= 0; slot++)
+        if (node_of[slot] != UINT32_MAX && value_buffer(p, KIR_VALUE(node_of[slot], 0)) < 0)
+            r = EV_ERROR;
+    free(node_of);
+    return r;
+}
+
 /* One pass of kernel formation; EV_RESTART when a reduction had to be
  * materialized after all. */
 static int form_kernels(kir_plan *p)
@@ -1091,13 +1131,10 @@ static int form_kernels(kir_plan *p)
     uint32_t *stamp = calloc(g->nnodes + 1, sizeof *stamp), walk = 0;
     if (!stamp)
         return EV_ERROR;
-    /* every leaf has its buffer, in slot order */
-    for (uint32_t slot = 0; slot < g->nleaves; slot++)
-        for (uint32_t i = 0; i < g->nnodes; i++)
-            if (g->nodes[i].kind == LT_NODE_DATA && g->nodes[i].slot == (int32_t)slot && value_buffer(p, KIR_VALUE(i, 0)) < 0) {
-                free(stamp);
-                return EV_ERROR;
-            }
+    if (leaf_buffers(p) < 0) {
+        free(stamp);
+        return EV_ERROR;
+    }
     int r = 0;
     for (uint32_t i = 0; i < g->nnodes && r >= 0; i++) {
         const lt_gnode *n = &g->nodes[i];
