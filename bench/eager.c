@@ -13,6 +13,8 @@
  */
 #include "lazytensor.h"
 
+#include "bench_util.h"
+
 #include <cblas.h>
 #include <omp.h>
 #include <stdio.h>
@@ -29,18 +31,6 @@ static double now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 static const char *verdict(int pass) { return pass ? "PASS" : "MISS"; }
