@@ -26,7 +26,25 @@ LT_FOR_DTYPES_A(DEF_CASTS_FROM, _)
 #define CAST_ROW(unused, S, e) {LT_FOR_DTYPES_B(CAST_ENTRY, S)},
 static const lt_loop_fn cast_loops[LT_NUM_DTYPES][LT_NUM_DTYPES] = {LT_FOR_DTYPES_A(CAST_ROW, _)};
 
-/* Same dtype: a plain byte copy per element (or one memcpy when dense). */
+/* A strided copy of n elements of type T (bit patterns: any dtype of that
+ * size). Typed loads and stores, not a memcpy call per element: strided
+ * copies (contiguous(), transposes, im2col's inverse) are a large part of
+ * a convolution's step. */
+#define DEF_STRIDED_COPY(T)                                                                  \
+    static void strided_copy_##T(int64_t n, char *dst, int64_t ds, const char *src, int64_t ss) \
+    {                                                                                        \
+        for (int64_t k = 0; k < n; k++) {                                                    \
+            T v;                                                                             \
+            memcpy(&v, src + k * ss, sizeof v);                                              \
+            memcpy(dst + k * ds, &v, sizeof v);                                              \
+        }                                                                                    \
+    }
+DEF_STRIDED_COPY(uint8_t)
+DEF_STRIDED_COPY(uint16_t)
+DEF_STRIDED_COPY(uint32_t)
+DEF_STRIDED_COPY(uint64_t)
+
+/* Same dtype: one memcpy when dense, else a typed strided copy. */
 static void copy_same(int64_t n, char **p, const int64_t *st, const void *ctx)
 {
     size_t size = *(const size_t *)ctx;
@@ -34,8 +52,15 @@ static void copy_same(int64_t n, char **p, const int64_t *st, const void *ctx)
         memcpy(p[0], p[1], (size_t)n * size);
         return;
     }
-    for (int64_t k = 0; k < n; k++)
-        memcpy(p[0] + k * st[0], p[1] + k * st[1], size);
+    switch (size) {
+    case 1: strided_copy_uint8_t(n, p[0], st[0], p[1], st[1]); return;
+    case 2: strided_copy_uint16_t(n, p[0], st[0], p[1], st[1]); return;
+    case 4: strided_copy_uint32_t(n, p[0], st[0], p[1], st[1]); return;
+    case 8: strided_copy_uint64_t(n, p[0], st[0], p[1], st[1]); return;
+    default:
+        for (int64_t k = 0; k < n; k++)
+            memcpy(p[0] + k * st[0], p[1] + k * st[1], size);
+    }
 }
 
 void lt_eager_copy(lt_tensor *dst, lt_tensor *src)
