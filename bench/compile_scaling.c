@@ -23,7 +23,11 @@
  * The ratio per-node(longest) / per-node(shortest) is the scaling figure:
  * linear compile time gives 1. The GPT training step of bench/peers_step
  * (run as a child, with a fresh cache too) adds its cold first step and the
- * size of its first program. Medians over the repetitions; targets are
+ * size of its first program. Every measurement compiles synchronously
+ * (LT_TIERED=0, unless the caller set LT_TIERED): this program measures the
+ * C compiler's path; the tiered backend's first steps, which do not wait for
+ * it, are bench/first_step.sh's. The chains are long on purpose, so the
+ * large-graph warning is off (LT_GRAPH_WARN_NODES=0). Medians over the repetitions; targets are
  * printed as PASS/MISS, and the program exits 0 either way (timings never
  * gate anything).
  *
@@ -302,6 +306,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: compile_scaling [--repeats 1..%d] [--sizes N,N,...] [--no-gpt]\n", MAX_REPEATS);
         return 2;
     }
+    setenv("LT_TIERED", "0", 0); /* inherited by the children */
+    setenv("LT_GRAPH_WARN_NODES", "0", 0);
     double load[3] = {0, 0, 0};
     getloadavg(load, 3);
     printf("lazytensor: cold compile vs graph size (chain x = x * %g + %g on f32[4]; fresh LT_CACHE_DIR per run; "

@@ -24,7 +24,6 @@ steps=${2:-20}
 workloads=${3:-"mlp_sgd gpt"}
 bin="$build/bench/peers_step"
 [ -x "$bin" ] || { echo "first_step.sh: $bin not found (build the benchmarks first)" >&2; exit 2; }
-export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-PASSIVE}"
 
 field() { # field NAME JSON
     printf '%s\n' "$2" | sed -n "s/.*\"$1\": \([-0-9.]*\).*/\1/p"
