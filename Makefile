@@ -56,7 +56,7 @@ bench: build
 # (bench/compile_scaling.c). Options go in SCALING_ARGS, e.g.
 # `make bench-compile SCALING_ARGS="--repeats 5"`.
 bench-compile: build
-	OMP_WAIT_POLICY=PASSIVE $(BUILD)/bench/compile_scaling $(SCALING_ARGS)
+	$(BUILD)/bench/compile_scaling $(SCALING_ARGS)
 
 # Our lazy and eager devices against torch eager, torch.compile, torch_xla and
 # jax.jit (bench/peers/README.md). The peers' virtual environments are made
