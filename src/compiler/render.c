@@ -1616,7 +1616,7 @@ static void emit_unit(rctx *c, const kernel_texts *t, int u, int n, bool cold)
     sb_printf(b, "%s", prelude);
     emit_fastmath(b);
     for (int j = 0; j < c->p->nk; j++)
-        if (t->unit[j] == u)
+        if (t->unit[j] == u && t->end[j] > t->begin[j]) /* a kernel with no text (no element) has none */
             sb_write(b, t->text.s + t->begin[j], t->end[j] - t->begin[j]);
     if (u == n - 1) {
         emit_prototypes(c, t, u);
