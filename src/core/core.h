@@ -98,6 +98,10 @@ struct lt_tensor {
 
 /* A refcounted storage of nbytes (refcount 1), or NULL with an error. */
 lt_storage *lt_storage_new(size_t nbytes, lt_device dev, const char *op);
+/* A storage of nbytes with no buffer yet (data NULL, device kind
+ * LT_DEVICE_INVALID until its owner gives it one), refcount 1; or NULL
+ * with an error. */
+lt_storage *lt_storage_placeholder(size_t nbytes, const char *op);
 /* Drops one storage reference; frees the buffer at zero. NULL-safe. */
 void lt_storage_unref(lt_storage *s);
 /* Allocates a tensor with fresh contiguous storage (uninitialized). */

@@ -174,6 +174,21 @@ lt_storage *lt_storage_new(size_t nbytes, lt_device dev, const char *op)
     return s;
 }
 
+lt_storage *lt_storage_placeholder(size_t nbytes, const char *op)
+{
+    lt_storage *s = malloc(sizeof *s);
+    if (!s) {
+        lt_error(LT_ERR_MEMORY, "%s: out of memory", op);
+        return NULL;
+    }
+    atomic_init(&s->refcount, 1);
+    atomic_init(&s->version, 0);
+    s->data = NULL;
+    s->nbytes = nbytes;
+    s->device = (lt_device){LT_DEVICE_INVALID, 0};
+    return s;
+}
+
 void lt_storage_unref(lt_storage *s)
 {
     if (s && atomic_fetch_sub(&s->refcount, 1) == 1) {

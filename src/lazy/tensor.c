@@ -194,15 +194,9 @@ static lt_status future_leaf(lt_tensor *t, lt_value *v)
     lt_lazy *z = L(t);
     uint64_t gen = lt_ir_generation();
     if (!z->future) {
-        lt_storage *p = malloc(sizeof *p);
-        if (!p)
-            return lt_error(LT_ERR_MEMORY, "lazy: out of memory");
-        atomic_init(&p->refcount, 1);
-        atomic_init(&p->version, 0);
-        p->data = NULL;
-        p->nbytes = (size_t)lt_shape_numel(t->shape, t->ndim) * lt_dtype_size((lt_dtype)t->dtype);
-        p->device = (lt_device){LT_DEVICE_INVALID, 0};
-        z->future = p;
+        size_t nbytes = (size_t)lt_shape_numel(t->shape, t->ndim) * lt_dtype_size((lt_dtype)t->dtype);
+        if (!(z->future = lt_storage_placeholder(nbytes, "lazy")))
+            return lt_last_status();
         z->future_generation = 0;
     }
     if (z->future_generation != gen) {
