@@ -77,6 +77,8 @@ static void test_conv2d(void **state)
         {"groups 2", {2, 4, 5, 5}, {6, 2, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 2, true, true},
         {"groups 2 strided dilated", {1, 4, 7, 7}, {4, 2, 2, 3}, {2, 1}, {1, 0}, {2, 1}, 2, false, false},
         {"1x1 pad 1", {1, 2, 3, 3}, {2, 2, 1, 1}, {1, 1}, {1, 1}, {1, 1}, 1, true, false},
+        {"1x1 unpadded groups 2", {2, 4, 3, 3}, {6, 2, 1, 1}, {1, 1}, {0, 0}, {1, 1}, 2, false, true},
+        {"1x1 stride 2", {1, 2, 5, 4}, {3, 2, 1, 1}, {2, 2}, {0, 0}, {1, 1}, 1, false, false},
         {"stride 2 leftover", {1, 1, 6, 6}, {1, 1, 3, 3}, {2, 2}, {0, 0}, {1, 1}, 1, false, false},
         {"groups 2 stride 2 leftover", {1, 2, 6, 6}, {2, 1, 3, 3}, {2, 2}, {0, 0}, {1, 1}, 2, false, false},
         {"depthwise", {1, 3, 4, 4}, {3, 1, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 3, true, false},

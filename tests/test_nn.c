@@ -401,6 +401,67 @@ static void test_conv2d_configs(void **state)
     CHECK_CONV(&conv_cases[4], LT_F16, 4e-3);
 }
 
+/* The gradients of sum(conv2d(x, w) * gy) in double, straight from the
+ * definition: dx [n, c, h, w] and dw [o, c/groups, kh, kw], malloc'd. */
+static void conv_grads_ref(const double *x, const double *w, const double *gy, const conv_case *k, int64_t ho,
+                           int64_t wo, double **dx_out, double **dw_out)
+{
+    int64_t cg = k->c / k->groups, og = k->o / k->groups;
+    double *dx = calloc((size_t)(k->n * k->c * k->h * k->w + 1), sizeof(double));
+    double *dw = calloc((size_t)(k->o * cg * k->kh * k->kw + 1), sizeof(double));
+    for (int64_t n = 0; n < k->n; n++)
+        for (int64_t o = 0; o < k->o; o++)
+            for (int64_t i = 0; i < ho; i++)
+                for (int64_t j = 0; j < wo; j++) {
+                    double g = gy[((n * k->o + o) * ho + i) * wo + j];
+                    for (int64_t c = 0; c < cg; c++)
+                        for (int64_t p = 0; p < k->kh; p++)
+                            for (int64_t q = 0; q < k->kw; q++) {
+                                int64_t ih = i * k->stride[0] - k->pad[0] + p * k->dil[0];
+                                int64_t iw = j * k->stride[1] - k->pad[1] + q * k->dil[1];
+                                if (ih < 0 || ih >= k->h || iw < 0 || iw >= k->w)
+                                    continue;
+                                int64_t xi = ((n * k->c + o / og * cg + c) * k->h + ih) * k->w + iw;
+                                int64_t wi = ((o * cg + c) * k->kh + p) * k->kw + q;
+                                dx[xi] += g * w[wi];
+                                dw[wi] += g * x[xi];
+                            }
+                }
+    *dx_out = dx;
+    *dw_out = dw;
+}
+
+/* conv2d's input and weight gradients (the conv2d_input_grad and
+ * conv2d_weight_grad kernels, run through autograd) against the
+ * definition, for every configuration of conv_cases. */
+static void check_conv_grads(const conv_case *k, lt_dtype dt, double tol)
+{
+    int64_t ho = (k->h + 2 * k->pad[0] - k->dil[0] * (k->kh - 1) - 1) / k->stride[0] + 1;
+    int64_t wo = (k->w + 2 * k->pad[1] - k->dil[1] * (k->kw - 1) - 1) / k->stride[1] + 1;
+    lt_tensor *x = MAKE(dt, 1, k->n, k->c, k->h, k->w);
+    lt_tensor *w = MAKE(dt, 2, k->o, k->c / k->groups, k->kh, k->kw);
+    lt_tensor *gy = MAKE(dt, 3, k->n, k->o, ho, wo);
+    assert_int_equal(lt_set_requires_grad(x, true), LT_OK);
+    assert_int_equal(lt_set_requires_grad(w, true), LT_OK);
+    lt_tensor *y = LT_OK_T(lt_conv2d(x, w, NULL, k->stride, k->pad, k->dil, k->groups));
+    assert_int_equal(lt_backward(y, gy), LT_OK);
+    double *xv = lt_test_values(x), *wv = lt_test_values(w), *gv = lt_test_values(gy), *dx, *dw;
+    conv_grads_ref(xv, wv, gv, k, ho, wo, &dx, &dw);
+    lt_test_assert_values(lt_grad(x), dx, k->n * k->c * k->h * k->w, tol, __FILE__, __LINE__);
+    lt_test_assert_values(lt_grad(w), dw, k->o * (k->c / k->groups) * k->kh * k->kw, tol, __FILE__, __LINE__);
+    free(xv), free(wv), free(gv), free(dx), free(dw);
+}
+
+static void test_conv2d_gradients(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof conv_cases / sizeof conv_cases[0]; i++) {
+        check_conv_grads(&conv_cases[i], LT_F32, 2e-4);
+        check_conv_grads(&conv_cases[i], LT_F64, 1e-11);
+    }
+    check_conv_grads(&conv_cases[2], LT_BF16, 5e-2);
+}
+
 static void test_conv2d_known_values(void **state)
 {
     (void)state;
@@ -726,6 +787,7 @@ int main(void)
         LT_TEST(test_matmul_dtypes),            LT_TEST(test_matmul_integer_wraparound),
         LT_TEST(test_matmul_large),             LT_TEST(test_matmul_bad_inputs),
         LT_TEST(test_conv2d_configs),           LT_TEST(test_conv2d_known_values),
+        LT_TEST(test_conv2d_gradients),
         LT_TEST(test_conv2d_layouts_and_edges), LT_TEST(test_conv2d_bad_inputs),
         LT_TEST(test_pool2d_configs),           LT_TEST(test_pool2d_known_values),
         LT_TEST(test_pool2d_bad_inputs),        LT_TEST(test_kernels_write_strided_outputs),

@@ -48,6 +48,19 @@ void lt_set_autograd_hooks(const lt_autograd_hooks *hooks);
  * tensors; a synced alias for lazy ones). Caller owns it (lt_tensor_unref). */
 lt_tensor *lt_readable(const char *name, lt_tensor *t);
 
+/*
+ * The gradient of conv2d's weight from its input x [N, C, H, W] and its
+ * output's gradient gy [N, O, Ho, Wo], for a kernel of kernel[0] x kernel[1]
+ * and conv2d's stride, padding, dilation (NULL: conv2d's defaults) and
+ * groups. Used by autograd; not differentiable itself.
+ */
+lt_tensor *lt_conv2d_weight_grad(lt_tensor *x, lt_tensor *gy, const int64_t *kernel, const int64_t *stride,
+                                 const int64_t *padding, const int64_t *dilation, int64_t groups);
+/* The gradient of conv2d's input, of spatial size input_size[0] x
+ * input_size[1], from gy and the weight w; same conventions. */
+lt_tensor *lt_conv2d_input_grad(lt_tensor *gy, lt_tensor *w, const int64_t *input_size, const int64_t *stride,
+                                const int64_t *padding, const int64_t *dilation, int64_t groups);
+
 /* Shorthands used by the op wrappers. */
 lt_tensor *lt_call1(lt_op op, lt_tensor *t, const lt_attrs *a);
 lt_tensor *lt_call2(lt_op op, lt_tensor *x, lt_tensor *y, const lt_attrs *a);

@@ -30,6 +30,39 @@ lt_tensor *lt_conv2d(lt_tensor *x, lt_tensor *w, lt_tensor *bias, const int64_t 
     return lt_call(LT_OP_CONV2D, in, bias ? 3 : 2, &a, NULL);
 }
 
+/* conv2d's attributes followed by the pair `extra` (a kernel or an input
+ * size), then the op on inputs a and b. */
+static lt_tensor *conv_grad_call(lt_op op, lt_tensor *a, lt_tensor *b, const int64_t *extra, const int64_t *stride,
+                                 const int64_t *padding, const int64_t *dilation, int64_t groups)
+{
+    if (!extra) {
+        lt_error(LT_ERR_NULL, "%s: the %s is NULL, expected 2 sizes", lt_op_name(op),
+                 op == LT_OP_CONV2D_WEIGHT_GRAD ? "kernel size" : "input size");
+        return NULL;
+    }
+    lt_attrs at = lt_attrs_init();
+    put_pair(&at, 0, stride, 1);
+    put_pair(&at, 2, padding, 0);
+    put_pair(&at, 4, dilation, 1);
+    at.i[6] = groups;
+    put_pair(&at, 7, extra, 0);
+    at.ni = 9;
+    lt_tensor *in[2] = {a, b};
+    return lt_call(op, in, 2, &at, NULL);
+}
+
+lt_tensor *lt_conv2d_weight_grad(lt_tensor *x, lt_tensor *gy, const int64_t *kernel, const int64_t *stride,
+                                 const int64_t *padding, const int64_t *dilation, int64_t groups)
+{
+    return conv_grad_call(LT_OP_CONV2D_WEIGHT_GRAD, x, gy, kernel, stride, padding, dilation, groups);
+}
+
+lt_tensor *lt_conv2d_input_grad(lt_tensor *gy, lt_tensor *w, const int64_t *input_size, const int64_t *stride,
+                                const int64_t *padding, const int64_t *dilation, int64_t groups)
+{
+    return conv_grad_call(LT_OP_CONV2D_INPUT_GRAD, gy, w, input_size, stride, padding, dilation, groups);
+}
+
 /* Packs the pooling attributes; kernel NULL is an error. */
 static bool pool_attrs(const char *name, lt_tensor *x, const int64_t *kernel, const int64_t *stride,
                        const int64_t *padding, lt_attrs *a)

@@ -5,16 +5,10 @@
  * matmul: g @ b^T and a^T @ g, with 1-D operands lifted to matrices and
  * back; the engine sums broadcast batch dims away.
  *
- * conv2d: the input gradient is a transposed convolution, computed as a
- * conv2d of g with the kernel flipped and its in/out channels swapped: for
- * stride 1 (padding <= dilation * (k - 1)) that is one conv2d with padding
- * dilation * (k - 1) - padding; otherwise g is first spread on a zero grid
- * (stride - 1 zeros between its elements, two slice_scatters) and the
- * result is cropped. The weight gradient is the correlation of x with g:
- * without groups one matrix product of g with the matrix of x's windows
- * (built from strided slices of x); with groups, a conv2d whose batch is
- * x's channels, whose channels are x's batch and whose kernel is g (stride
- * and dilation trade places), the groups folded into those channel swaps.
+ * conv2d: both gradients are ops of their own, run by the kernels of
+ * eager/conv.c: the input gradient (the transposed convolution, w^T g per
+ * image folded back onto the input) and the weight gradient (g times x
+ * unfolded image by image).
  *
  * max_pool2d: g scattered to the argmax positions. avg_pool2d: g divided
  * by each window's divisor and spread over the window (an expand for
@@ -89,154 +83,24 @@ typedef struct window {
     int64_t k[2], s[2], p[2], d[2];
 } window;
 
-/* t reversed along dim (index_select with a descending arange). */
-static lt_tensor *flip(lt_tensor *t, int dim)
-{
-    int64_t n = lt_tensor_size(t, dim);
-    return lt_index_select(t, dim, lt_arange((double)(n - 1), -1.0, -1.0, LT_I64, lt_tensor_device(t)));
-}
-
-/* The kernel of the transposed convolution: w [O, C/groups, kH, kW] with
- * in/out channels swapped per group -> [C, O/groups, kH, kW], flipped. */
-static lt_tensor *transposed_kernel(lt_tensor *w, int64_t groups)
-{
-    const int64_t *ws = lt_tensor_shape(w);
-    lt_tensor *t;
-    if (groups == 1) {
-        t = lt_transpose(w, 0, 1);
-    } else {
-        int64_t split[5] = {groups, ws[0] / groups, ws[1], ws[2], ws[3]};
-        int64_t merged[4] = {groups * ws[1], ws[0] / groups, ws[2], ws[3]};
-        t = lt_reshape(lt_transpose(lt_reshape(w, split, 5), 1, 2), merged, 4);
-    }
-    return flip(flip(t, 2), 3);
-}
-
-/* t placed on zeros: along dims[k], t's element e lands at first[k] +
- * e * step[k] of a dim of size size[k] (two slice_scatters). */
-static lt_tensor *place(lt_tensor *t, const int *dims, const int64_t *first, const int64_t *step,
-                        const int64_t *size)
-{
-    lt_tensor *cur = t;
-    for (int k = 0; k < 2 && cur; k++) {
-        int64_t shape[LT_MAX_DIMS];
-        int nd = lt_tensor_ndim(cur);
-        for (int d = 0; d < nd; d++)
-            shape[d] = lt_tensor_size(cur, d);
-        int64_t count = shape[dims[k]];
-        shape[dims[k]] = size[k];
-        lt_attrs a = lt_attrs_init();
-        a.i[0] = dims[k];
-        a.i[1] = first[k];
-        a.i[2] = count > 0 ? first[k] + (count - 1) * step[k] + 1 : first[k];
-        a.i[3] = step[k];
-        a.ni = 4;
-        lt_tensor *in[2] = {lt_zeros(shape, nd, lt_tensor_dtype(cur), lt_tensor_device(cur)), cur};
-        cur = lt_call(LT_OP_SLICE_SCATTER, in, 2, &a, NULL);
-    }
-    return cur;
-}
-
-/*
- * Gradient of conv2d's input x (shape xs) from g, for weight w: the
- * transposed convolution. Position h of the padded input receives
- * sum_{oh, i : oh*s + i*d == h} g[oh] w[i], which is a stride-1 conv of g
- * (placed every s elements, after d*(k-1) zeros) with the flipped kernel.
- */
+/* Gradient of conv2d's input x (shape xs) from g, for weight w: the
+ * transposed convolution, its own op (col2im of w^T g per image). */
 static lt_tensor *conv_input_grad(lt_tensor *g, lt_tensor *w, const int64_t *xs, const window *win,
                                   int64_t groups)
 {
-    lt_tensor *wt = transposed_kernel(w, groups);
-    int64_t margin[2], pad[2];
-    bool direct = true;
-    for (int k = 0; k < 2; k++) {
-        margin[k] = win->d[k] * (win->k[k] - 1);
-        pad[k] = margin[k] - win->p[k];
-        direct = direct && win->s[k] == 1 && pad[k] >= 0;
-    }
-    if (direct)
-        return lt_conv2d(g, wt, NULL, NULL, pad, win->d, groups);
-    static const int spatial[2] = {2, 3};
-    int64_t size[2] = {xs[2] + 2 * win->p[0] + margin[0], xs[3] + 2 * win->p[1] + margin[1]};
-    lt_tensor *full = lt_conv2d(place(g, spatial, margin, win->s, size), wt, NULL, NULL, NULL, win->d, groups);
-    return lt_narrow(lt_narrow(full, 2, win->p[0], xs[2]), 3, win->p[1], xs[3]);
-}
-
-/* Bounds of the patch-matrix path of the weight gradient: kernel
- * positions, and elements of the patch matrix (beyond them the conv2d
- * path, which needs no extra memory, is used). */
-#define MAX_PATCH_POSITIONS 64
-#define MAX_PATCH_ELEMENTS ((int64_t)1 << 25)
-
-static bool patches_fit(lt_tensor *x, lt_tensor *g, const int64_t *ws)
-{
-    const int64_t *xs = lt_tensor_shape(x), *gs = lt_tensor_shape(g);
-    int64_t positions = ws[2] * ws[3];
-    return positions <= MAX_PATCH_POSITIONS &&
-           gs[0] * gs[2] * gs[3] <= MAX_PATCH_ELEMENTS / positions / (xs[1] > 0 ? xs[1] : 1);
-}
-
-/*
- * Weight gradient of an ungrouped conv2d as one matrix product:
- * grad[o, (i, j, c)] = g [O, N*Ho*Wo] @ patches [N*Ho*Wo, kH*kW*C], where
- * the patches are the strided windows of x (channels last, zero-padded)
- * for each kernel position (i, j).
- */
-static lt_tensor *conv_weight_grad_patches(lt_tensor *x, lt_tensor *g, const int64_t *ws, const window *win)
-{
-    const int64_t *xs = lt_tensor_shape(x), *gs = lt_tensor_shape(g);
-    int64_t positions = ws[2] * ws[3], rows = gs[0] * gs[2] * gs[3];
-    static const int to_nhwc[4] = {0, 2, 3, 1}, spatial[2] = {1, 2};
-    static const int64_t unit[2] = {1, 1};
-    lt_tensor *xp = lt_permute(x, to_nhwc, 4);
-    if (win->p[0] > 0 || win->p[1] > 0) {
-        int64_t size[2] = {xs[2] + 2 * win->p[0], xs[3] + 2 * win->p[1]};
-        xp = place(xp, spatial, win->p, unit, size);
-    }
-    lt_tensor *patches[MAX_PATCH_POSITIONS];
-    for (int64_t i = 0; i < ws[2]; i++) {
-        for (int64_t j = 0; j < ws[3]; j++) {
-            int64_t r0 = i * win->d[0], c0 = j * win->d[1];
-            lt_tensor *t = lt_slice(xp, 1, r0, r0 + (gs[2] - 1) * win->s[0] + 1, win->s[0]);
-            t = lt_slice(t, 2, c0, c0 + (gs[3] - 1) * win->s[1] + 1, win->s[1]);
-            patches[i * ws[3] + j] = lt_unsqueeze(t, 3); /* [N, Ho, Wo, 1, C] */
-        }
-    }
-    int64_t cols_shape[2] = {rows, positions * xs[1]}, g_shape[2] = {ws[0], rows};
-    int64_t r_shape[4] = {ws[0], ws[2], ws[3], xs[1]};
-    static const int og_first[4] = {1, 0, 2, 3}, to_oihw[4] = {0, 3, 1, 2};
-    lt_tensor *cols = lt_reshape(lt_cat(patches, (int)positions, 3), cols_shape, 2);
-    lt_tensor *gt = lt_reshape(lt_permute(g, og_first, 4), g_shape, 2);
-    lt_tensor *r = lt_reshape(lt_matmul(gt, cols), r_shape, 4);
-    return lt_contiguous(lt_permute(r, to_oihw, 4));
+    return lt_conv2d_input_grad(g, w, &xs[2], win->s, win->p, win->d, groups);
 }
 
 /*
  * Weight gradient of conv2d (shape ws) from x and g: grad[o, c, i, j] =
- * sum_{n, oh, ow} g[n, o, oh, ow] xpad[n, c, oh*s + i*d, ow*s + j*d]. Without
- * groups: conv_weight_grad_patches. Otherwise (or when that is too big) a
- * conv2d of x' [C/groups, groups*N, H, W] with the kernel g' [O, N, Ho, Wo]
- * (stride d, dilation s, same padding), cropped to the kernel size.
+ * sum_{n, oh, ow} g[n, o, oh, ow] xpad[n, c, oh*s + i*d, ow*s + j*d], one
+ * op whose kernel unfolds x image by image (eager/conv.c).
  */
 static lt_tensor *conv_weight_grad(lt_tensor *x, lt_tensor *g, const int64_t *ws, const window *win,
                                    int64_t groups)
 {
-    if (groups == 1 && patches_fit(x, g, ws))
-        return conv_weight_grad_patches(x, g, ws, win);
-    const int64_t *xs = lt_tensor_shape(x);
-    lt_tensor *xt;
-    if (groups == 1) {
-        xt = lt_transpose(x, 0, 1);
-    } else {
-        int64_t split[5] = {xs[0], groups, xs[1] / groups, xs[2], xs[3]};
-        int64_t merged[4] = {xs[1] / groups, groups * xs[0], xs[2], xs[3]};
-        int perm[5] = {2, 1, 0, 3, 4};
-        xt = lt_reshape(lt_permute(lt_reshape(x, split, 5), perm, 5), merged, 4);
-    }
-    lt_tensor *r = lt_conv2d(xt, lt_transpose(g, 0, 1), NULL, win->d, win->p, win->s, groups);
-    if (r && (lt_tensor_size(r, 2) != ws[2] || lt_tensor_size(r, 3) != ws[3]))
-        r = lt_narrow(lt_narrow(r, 2, 0, ws[2]), 3, 0, ws[3]);
-    return lt_transpose(r, 0, 1);
+    int64_t kernel[2] = {ws[2], ws[3]};
+    return lt_conv2d_weight_grad(x, g, kernel, win->s, win->p, win->d, groups);
 }
 
 static lt_status conv2d_grad(const lt_grad_ctx *c, lt_tensor **gin)

@@ -1,5 +1,6 @@
 /*
- * conv.c - the eager conv2d kernel: im2col + gemm per (image, group).
+ * conv.c - the eager conv2d kernels, forward and weight gradient: im2col +
+ * gemm per (image, group).
  *
  * For each image n and group g, the input channels of the group are
  * unfolded into a column matrix cols [Cg*kH*kW, Ho*Wo] (zero where the
@@ -10,8 +11,14 @@
  * and the bias is added to each pass's planes while they are still in
  * cache. bf16/f16 compute in f32 and convert back.
  *
- * The unfolding runs in its own OpenMP region; BLAS is always called from
- * outside any parallel region so that it can use the thread pool itself.
+ * The weight gradient unfolds x the same way and accumulates, image by
+ * image, dW_g += gy_(n, g) x cols_(n, g)^T: no strided gathers of x and no
+ * patch matrix of the whole batch. The input gradient is the adjoint of
+ * the forward pass: cols = W_g^T x gy_(n, g), folded back onto the input
+ * planes (col2im), with no zero-padded or zero-spread copy of gy.
+ *
+ * The unfolding runs on the library's pool; BLAS is called outside it and
+ * splits its own products there (lt_blas_gemm).
  */
 #include "eager/nn_kernels.h"
 
@@ -28,11 +35,13 @@ typedef struct conv_geom {
     int64_t p;                   /* output plane size ho * wo */
 } conv_geom;
 
-static conv_geom geom_of(const lt_tensor *x, const lt_tensor *w, const lt_tensor *y, const lt_attrs *a)
+/* The geometry of a convolution of x with a kernel of o x kh x kw whose
+ * output planes (y, or the output gradient) are ho x wo. */
+static conv_geom geom_of(const lt_tensor *x, int64_t o, int64_t kh, int64_t kw, const lt_tensor *y, const lt_attrs *a)
 {
     conv_geom g;
     g.n = x->shape[0], g.c = x->shape[1], g.h = x->shape[2], g.w = x->shape[3];
-    g.o = w->shape[0], g.kh = w->shape[2], g.kw = w->shape[3];
+    g.o = o, g.kh = kh, g.kw = kw;
     g.ho = y->shape[2], g.wo = y->shape[3];
     g.sh = a->i[0], g.sw = a->i[1], g.ph = a->i[2], g.pw = a->i[3], g.dh = a->i[4], g.dw = a->i[5];
     g.groups = a->i[6];
@@ -115,6 +124,44 @@ static int64_t plane_grain(const conv_geom *g)
     }
 DEF_IM2COL(float, f32)
 DEF_IM2COL(double, f64)
+
+/* col2im, the adjoint of im2col: planes [q0, q1) (image * c + channel,
+ * counted from j->first) of x receive the sum of their kh * kw rows of
+ * columns, each row added at the positions im2col read it from. */
+#define DEF_COL2IM(T, sfx)                                                                      \
+    static void col2im_planes_##sfx(void *ctx, int64_t q0, int64_t q1, int64_t chunk)           \
+    {                                                                                           \
+        const conv_job *j = ctx;                                                                \
+        const T *col = j->src;                                                                  \
+        T *x = j->dst;                                                                          \
+        const conv_geom *g = j->g;                                                              \
+        (void)chunk;                                                                            \
+        for (int64_t q = q0; q < q1; q++) {                                                     \
+            T *plane = x + (j->first + q) * g->h * g->w;                                        \
+            memset(plane, 0, sizeof(T) * (size_t)(g->h * g->w));                                \
+            for (int64_t r = q * g->kh * g->kw; r < (q + 1) * g->kh * g->kw; r++) {             \
+                int64_t ki = (r / g->kw) % g->kh, kj = r % g->kw;                                \
+                int64_t woff = kj * g->dw - g->pw, lo, hi;                                       \
+                valid_range(woff, g->sw, g->w, g->wo, &lo, &hi);                                 \
+                for (int64_t oh = 0; oh < g->ho; oh++) {                                         \
+                    int64_t ih = oh * g->sh - g->ph + ki * g->dh;                                \
+                    if (ih < 0 || ih >= g->h)                                                    \
+                        continue;                                                               \
+                    const T *src = col + r * g->p + oh * g->wo;                                  \
+                    T *dst = plane + ih * g->w + woff;                                           \
+                    for (int64_t ow = lo; ow < hi; ow++)                                         \
+                        dst[ow * g->sw] += src[ow];                                             \
+                }                                                                               \
+            }                                                                                   \
+        }                                                                                       \
+    }                                                                                           \
+    static void col2im_##sfx(const T *col, T *x, int64_t first, int64_t images, const conv_geom *g) \
+    {                                                                                           \
+        conv_job j = {.src = col, .dst = x, .g = g, .first = first * g->c};                     \
+        lt_parallel_for(images * g->c, plane_grain(g), 1, col2im_planes_##sfx, &j);             \
+    }
+DEF_COL2IM(float, f32)
+DEF_COL2IM(double, f64)
 
 /* Adds bias[o] to every element of output planes (n, o) of images
  * [first, first + images). */
@@ -220,28 +267,145 @@ static lt_status conv_compute(const lt_tensor *x, const lt_tensor *w, const lt_t
     return LT_OK;
 }
 
-lt_status lt_eager_conv2d(lt_op op, lt_tensor *const *in, int nin, const lt_attrs *a, const lt_meta *om,
-                          lt_tensor **out)
+/* The weight gradient's products for images [first, first + images):
+ * dW_g [Og, k] += gy_(n, g) [Og, P] x cols_(b, g)^T, images in order (the
+ * sum's order depends on the shapes only). */
+static void wgrad_gemms(const char *x, const char *gy, const char *cols, char *dw, int64_t first, int64_t images,
+                        bool direct, lt_dtype dt, const conv_geom *g)
 {
-    (void)op;
-    lt_tensor *y = out[0];
-    if (lt_shape_numel(y->shape, y->ndim) == 0)
+    size_t elem = lt_dtype_size(dt);
+    for (int64_t b = 0; b < images; b++) {
+        int64_t n = first + b;
+        for (int64_t gi = 0; gi < g->groups; gi++) {
+            const char *src = direct ? x + (size_t)((n * g->c + gi * g->cg) * g->p) * elem
+                                     : cols + (size_t)((b * g->groups + gi) * g->k * g->p) * elem;
+            const char *gyg = gy + (size_t)((n * g->o + gi * g->og) * g->p) * elem;
+            char *dwg = dw + (size_t)(gi * g->og * g->k) * elem;
+            lt_blas_gemm_acc(dt, false, true, g->og, g->k, g->p, gyg, g->p, src, g->p, dwg, g->k);
+        }
+    }
+}
+
+/* conv2d's weight gradient on contiguous tensors of dtype dt: x [N, C, H, W]
+ * and gy [N, O, Ho, Wo] into dw [O, C/groups, kH, kW], unfolding x as the
+ * forward pass does. */
+static lt_status wgrad_compute(const lt_tensor *x, const lt_tensor *gy, lt_tensor *dw, lt_dtype dt,
+                               const conv_geom *g)
+{
+    size_t elem = lt_dtype_size(dt);
+    char *dwp = lt_tensor_ptr(dw);
+    memset(dwp, 0, (size_t)(g->o * g->k) * elem);
+    if (g->n == 0 || g->p == 0 || g->k == 0)
         return LT_OK;
-    conv_geom g = geom_of(in[0], in[1], y, a);
+    if (!lt_blas_fits(g->og) || !lt_blas_fits(g->p) || !lt_blas_fits(g->k))
+        return lt_error(LT_ERR_UNSUPPORTED, "conv2d backward: gemm of %lld x %lld x %lld is too large for BLAS",
+                        (long long)g->og, (long long)g->p, (long long)g->k);
+    bool direct = g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 && g->pw == 0;
+    int64_t chunk = images_per_pass(direct, elem, g);
+    if (chunk == 0)
+        return lt_last_status();
+    void *cols = NULL;
+    if (!direct && !(cols = lt_alloc((size_t)(chunk * g->k * g->groups * g->p) * elem, "conv2d backward")))
+        return lt_last_status();
+    const char *xp = lt_tensor_ptr(x), *gyp = lt_tensor_ptr(gy);
+    for (int64_t n0 = 0; n0 < g->n; n0 += chunk) {
+        int64_t images = g->n - n0 < chunk ? g->n - n0 : chunk;
+        const char *xn = xp + (size_t)(n0 * g->c * g->h * g->w) * elem;
+        if (!direct && dt == LT_F64)
+            im2col_f64((const double *)xn, cols, images, g);
+        else if (!direct)
+            im2col_f32((const float *)xn, cols, images, g);
+        wgrad_gemms(xp, gyp, cols, dwp, n0, images, direct, dt, g);
+    }
+    if (cols)
+        lt_free(cols);
+    return LT_OK;
+}
+
+/* The input gradient's products for images [first, first + images):
+ * cols_(b, g) [k, P] = W_g^T [k, Og] x gy_(n, g) [Og, P], or, for 1x1
+ * kernels (direct), that product straight into dx's planes. */
+static void igrad_gemms(const char *gy, const char *w, char *cols, char *dx, int64_t first, int64_t images,
+                        bool direct, lt_dtype dt, const conv_geom *g)
+{
+    size_t elem = lt_dtype_size(dt);
+    for (int64_t b = 0; b < images; b++) {
+        int64_t n = first + b;
+        for (int64_t gi = 0; gi < g->groups; gi++) {
+            char *dst = direct ? dx + (size_t)((n * g->c + gi * g->cg) * g->p) * elem
+                               : cols + (size_t)((b * g->groups + gi) * g->k * g->p) * elem;
+            const char *gyg = gy + (size_t)((n * g->o + gi * g->og) * g->p) * elem;
+            const char *wg = w + (size_t)(gi * g->og * g->k) * elem;
+            lt_blas_gemm(dt, true, false, g->k, g->p, g->og, wg, g->k, gyg, g->p, dst, g->p);
+        }
+    }
+}
+
+/* conv2d's input gradient on contiguous tensors of dtype dt: gy
+ * [N, O, Ho, Wo] and w [O, C/groups, kH, kW] into dx [N, C, H, W]: the
+ * columns W^T gy of each image folded back onto the input (col2im). */
+static lt_status igrad_compute(const lt_tensor *gy, const lt_tensor *w, lt_tensor *dx, lt_dtype dt,
+                               const conv_geom *g)
+{
+    size_t elem = lt_dtype_size(dt);
+    char *dxp = lt_tensor_ptr(dx);
+    if (g->p == 0 || g->k == 0 || g->og == 0) {
+        memset(dxp, 0, (size_t)(g->n * g->c * g->h * g->w) * elem);
+        return LT_OK;
+    }
+    if (!lt_blas_fits(g->og) || !lt_blas_fits(g->p) || !lt_blas_fits(g->k))
+        return lt_error(LT_ERR_UNSUPPORTED, "conv2d backward: gemm of %lld x %lld x %lld is too large for BLAS",
+                        (long long)g->k, (long long)g->og, (long long)g->p);
+    bool direct = g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 && g->pw == 0;
+    int64_t chunk = images_per_pass(direct, elem, g);
+    if (chunk == 0)
+        return lt_last_status();
+    void *cols = NULL;
+    if (!direct && !(cols = lt_alloc((size_t)(chunk * g->k * g->groups * g->p) * elem, "conv2d backward")))
+        return lt_last_status();
+    const char *gyp = lt_tensor_ptr(gy), *wp = lt_tensor_ptr(w);
+    for (int64_t n0 = 0; n0 < g->n; n0 += chunk) {
+        int64_t images = g->n - n0 < chunk ? g->n - n0 : chunk;
+        igrad_gemms(gyp, wp, cols, dxp, n0, images, direct, dt, g);
+        if (!direct && dt == LT_F64)
+            col2im_f64(cols, (double *)dxp, n0, images, g);
+        else if (!direct)
+            col2im_f32(cols, (float *)dxp, n0, images, g);
+    }
+    if (cols)
+        lt_free(cols);
+    return LT_OK;
+}
+
+/* Runs a conv kernel: its inputs made contiguous in the compute dtype
+ * (f64 stays f64, every other floating dtype computes in f32), its result
+ * computed into y directly or through a contiguous buffer of that dtype. */
+static lt_status run_conv(lt_op op, lt_tensor *const *in, int nin, const lt_meta *om, lt_tensor *y,
+                          const lt_attrs *a)
+{
     lt_dtype dt = y->dtype == LT_F64 ? LT_F64 : LT_F32;
+    const char *name = lt_op_name(op);
     lt_tensor *ops[3] = {NULL, NULL, NULL}, *c = y;
     lt_status st = LT_OK;
     for (int i = 0; i < nin && st == LT_OK; i++)
-        if (!(ops[i] = lt_eager_as_contiguous(in[i], dt, "conv2d")))
+        if (!(ops[i] = lt_eager_as_contiguous(in[i], dt, name)))
             st = lt_last_status();
     if (st == LT_OK && (dt != (lt_dtype)y->dtype || !lt_tensor_contiguous(y))) {
         lt_meta m = om[0];
         m.dtype = (int32_t)dt;
-        if (!(c = lt_tensor_alloc(&m, y->device, "conv2d")))
+        if (!(c = lt_tensor_alloc(&m, y->device, name)))
             st = lt_last_status();
     }
-    if (st == LT_OK)
+    if (st == LT_OK && op == LT_OP_CONV2D_WEIGHT_GRAD) {
+        conv_geom g = geom_of(in[0], y->shape[0], y->shape[2], y->shape[3], in[1], a);
+        st = wgrad_compute(ops[0], ops[1], c, dt, &g);
+    } else if (st == LT_OK && op == LT_OP_CONV2D_INPUT_GRAD) {
+        conv_geom g = geom_of(y, in[1]->shape[0], in[1]->shape[2], in[1]->shape[3], in[0], a);
+        st = igrad_compute(ops[0], ops[1], c, dt, &g);
+    } else if (st == LT_OK) {
+        conv_geom g = geom_of(in[0], in[1]->shape[0], in[1]->shape[2], in[1]->shape[3], y, a);
         st = conv_compute(ops[0], ops[1], ops[2], c, dt, &g);
+    }
     if (st == LT_OK && c != y)
         lt_eager_copy(y, c);
     if (c && c != y)
@@ -250,4 +414,13 @@ lt_status lt_eager_conv2d(lt_op op, lt_tensor *const *in, int nin, const lt_attr
         if (ops[i])
             lt_tensor_unref(ops[i]);
     return st;
+}
+
+/* conv2d, its weight gradient and its input gradient (by op). */
+lt_status lt_eager_conv2d(lt_op op, lt_tensor *const *in, int nin, const lt_attrs *a, const lt_meta *om,
+                          lt_tensor **out)
+{
+    if (lt_shape_numel(out[0]->shape, out[0]->ndim) == 0)
+        return LT_OK;
+    return run_conv(op, in, nin, om, out[0], a);
 }

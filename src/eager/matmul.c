@@ -34,23 +34,25 @@
 
 typedef struct gemm_job {
     lt_dtype dt;
-    bool ta, tb, by_rows;
+    bool ta, tb, by_rows, accumulate;
     int64_t m, n, k, lda, ldb, ldc;
     const char *a, *b;
     char *c;
 } gemm_job;
 
-static void gemm_call(lt_dtype dt, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const void *a,
-                      int64_t lda, const void *b, int64_t ldb, void *c, int64_t ldc)
+/* C = op(A) op(B), or C += op(A) op(B) when accumulate. */
+static void gemm_call(lt_dtype dt, bool trans_a, bool trans_b, bool accumulate, int64_t m, int64_t n, int64_t k,
+                      const void *a, int64_t lda, const void *b, int64_t ldb, void *c, int64_t ldc)
 {
     enum CBLAS_TRANSPOSE ta = trans_a ? CblasTrans : CblasNoTrans;
     enum CBLAS_TRANSPOSE tb = trans_b ? CblasTrans : CblasNoTrans;
+    double beta = accumulate ? 1.0 : 0.0;
     if (dt == LT_F64)
         cblas_dgemm(CblasRowMajor, ta, tb, (blasint)m, (blasint)n, (blasint)k, 1.0, (const double *)a,
-                    (blasint)lda, (const double *)b, (blasint)ldb, 0.0, (double *)c, (blasint)ldc);
+                    (blasint)lda, (const double *)b, (blasint)ldb, beta, (double *)c, (blasint)ldc);
     else
         cblas_sgemm(CblasRowMajor, ta, tb, (blasint)m, (blasint)n, (blasint)k, 1.0f, (const float *)a,
-                    (blasint)lda, (const float *)b, (blasint)ldb, 0.0f, (float *)c, (blasint)ldc);
+                    (blasint)lda, (const float *)b, (blasint)ldb, (float)beta, (float *)c, (blasint)ldc);
 }
 
 /* Rows [r0, r1) of C (by_rows) or columns [r0, r1). */
@@ -61,11 +63,12 @@ static void gemm_block(void *ctx, int64_t r0, int64_t r1, int64_t chunk)
     size_t es = lt_dtype_size(g->dt);
     if (g->by_rows) {
         const char *a = g->a + (size_t)(g->ta ? r0 : r0 * g->lda) * es;
-        gemm_call(g->dt, g->ta, g->tb, r1 - r0, g->n, g->k, a, g->lda, g->b, g->ldb, g->c + (size_t)(r0 * g->ldc) * es,
-                  g->ldc);
+        gemm_call(g->dt, g->ta, g->tb, g->accumulate, r1 - r0, g->n, g->k, a, g->lda, g->b, g->ldb,
+                  g->c + (size_t)(r0 * g->ldc) * es, g->ldc);
     } else {
         const char *b = g->b + (size_t)(g->tb ? r0 * g->ldb : r0) * es;
-        gemm_call(g->dt, g->ta, g->tb, g->m, r1 - r0, g->k, g->a, g->lda, b, g->ldb, g->c + (size_t)r0 * es, g->ldc);
+        gemm_call(g->dt, g->ta, g->tb, g->accumulate, g->m, r1 - r0, g->k, g->a, g->lda, b, g->ldb,
+                  g->c + (size_t)r0 * es, g->ldc);
     }
 }
 
@@ -82,8 +85,9 @@ static void blas_single_threaded(void)
     pthread_once(&once, set_blas_single_threaded);
 }
 
-void lt_blas_gemm(lt_dtype dt, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const void *a,
-                  int64_t lda, const void *b, int64_t ldb, void *c, int64_t ldc)
+/* C = op(A) op(B), or C += op(A) op(B) when accumulate, on the pool. */
+static void blas_gemm(lt_dtype dt, bool trans_a, bool trans_b, bool accumulate, int64_t m, int64_t n, int64_t k,
+                      const void *a, int64_t lda, const void *b, int64_t ldb, void *c, int64_t ldc)
 {
     blas_single_threaded();
     double work = (double)m * (double)n * (double)(k > 0 ? k : 1); /* double: cannot overflow */
@@ -91,17 +95,29 @@ void lt_blas_gemm(lt_dtype dt, bool trans_a, bool trans_b, int64_t m, int64_t n,
      * BLAS rounds differently for different block shapes, and results must
      * be the same bits with any number of threads. */
     if (work < 2.0 * GEMM_SPLIT_WORK) {
-        gemm_call(dt, trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc);
+        gemm_call(dt, trans_a, trans_b, accumulate, m, n, k, a, lda, b, ldb, c, ldc);
         return;
     }
     /* Split the longer side, in blocks that keep BLAS' micro-kernels whole. */
-    gemm_job g = {dt, trans_a, trans_b, m >= n, m, n, k, lda, ldb, ldc, a, b, c};
+    gemm_job g = {dt, trans_a, trans_b, m >= n, accumulate, m, n, k, lda, ldb, ldc, a, b, c};
     int64_t side = g.by_rows ? m : n;
     double per_line = work / (double)side;
     int64_t grain = (int64_t)((double)GEMM_SPLIT_WORK / per_line);
     int64_t fewest = (side + GEMM_MAX_BLOCKS - 1) / GEMM_MAX_BLOCKS;
     grain = grain > fewest ? grain : fewest;
     lt_parallel_for(side, grain > 16 ? grain : 16, 16, gemm_block, &g);
+}
+
+void lt_blas_gemm(lt_dtype dt, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const void *a,
+                  int64_t lda, const void *b, int64_t ldb, void *c, int64_t ldc)
+{
+    blas_gemm(dt, trans_a, trans_b, false, m, n, k, a, lda, b, ldb, c, ldc);
+}
+
+void lt_blas_gemm_acc(lt_dtype dt, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const void *a,
+                      int64_t lda, const void *b, int64_t ldb, void *c, int64_t ldc)
+{
+    blas_gemm(dt, trans_a, trans_b, true, m, n, k, a, lda, b, ldb, c, ldc);
 }
 
 /* One operand seen as a batch of matrices. Strides are in elements. */

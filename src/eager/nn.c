@@ -201,6 +201,8 @@ void lt_eager_register_nn(void)
 {
     lt_eager_set_kernel(LT_OP_MATMUL, lt_eager_matmul);
     lt_eager_set_kernel(LT_OP_CONV2D, lt_eager_conv2d);
+    lt_eager_set_kernel(LT_OP_CONV2D_WEIGHT_GRAD, lt_eager_conv2d);
+    lt_eager_set_kernel(LT_OP_CONV2D_INPUT_GRAD, lt_eager_conv2d);
     lt_eager_set_kernel(LT_OP_MAX_POOL2D, k_pool2d);
     lt_eager_set_kernel(LT_OP_AVG_POOL2D, k_pool2d);
 }

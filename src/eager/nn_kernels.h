@@ -14,7 +14,9 @@
  * (integers). */
 lt_status lt_eager_matmul(lt_op op, lt_tensor *const *in, int nin, const lt_attrs *a,
                           const lt_meta *out_meta, lt_tensor **out);
-/* conv.c: conv2d as im2col + gemm per (image, group). */
+/* conv.c: conv2d and its weight and input gradients (CONV2D,
+ * CONV2D_WEIGHT_GRAD, CONV2D_INPUT_GRAD) as im2col/col2im + gemm per
+ * (image, group). */
 lt_status lt_eager_conv2d(lt_op op, lt_tensor *const *in, int nin, const lt_attrs *a,
                           const lt_meta *out_meta, lt_tensor **out);
 
@@ -32,5 +34,8 @@ static inline bool lt_blas_fits(int64_t v)
  */
 void lt_blas_gemm(lt_dtype dt, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const void *a,
                   int64_t lda, const void *b, int64_t ldb, void *c, int64_t ldc);
+/* The same with beta 1: C += op(A) * op(B). */
+void lt_blas_gemm_acc(lt_dtype dt, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const void *a,
+                      int64_t lda, const void *b, int64_t ldb, void *c, int64_t ldc);
 
 #endif
