@@ -48,8 +48,11 @@
 #include "backend/backend.h"
 
 /* -fopenmp-simd: generated code uses `omp simd` hints only; its parallel
- * loops run on the library's pool (src/core/pool.h), not OpenMP's */
-#define LT_CC_DEFAULT_FLAGS "-O3 -march=native -fopenmp-simd -fno-math-errno -ffp-contract=off -fPIC -shared"
+ * loops run on the library's pool (src/core/pool.h), not OpenMP's.
+ * -fno-trapping-math: no program reads the floating-point exception flags,
+ * and without it GCC will not if-convert the selects of lt_expf/lt_erff,
+ * leaving every loop that calls them scalar; it changes no value. */
+#define LT_CC_DEFAULT_FLAGS "-O3 -march=native -fopenmp-simd -fno-math-errno -fno-trapping-math -ffp-contract=off -fPIC -shared"
 #define LT_CC_DEFAULT_COLD_FLAGS "-O0"
 
 /* The cpu backend (src/backend/cpu.c). */
