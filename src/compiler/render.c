@@ -1080,6 +1080,14 @@ static void emit_kernel_close(rctx *c, int index, bool parallel, int64_t extent,
     sb_printf(b, "}\n\n");
 }
 
+static bool has_reduction(const kir_kernel *k)
+{
+    for (int i = 0; i < k->nins; i++)
+        if (k->ins[i].kind == KI_REDUCE)
+            return true;
+    return false;
+}
+
 static void emit_pointwise(rctx *c, int index)
 {
     const kir_kernel *k = c->k;
@@ -1097,7 +1105,12 @@ static void emit_pointwise(rctx *c, int index)
         extent = k->nloop > 0 ? k->ext[k->loop[0]] : 0;
         per_iter = extent > 0 ? work * inner / extent : 0;
         emit_kernel_open(c, index, parallel);
-        d = open_loops(c, k->loop, k->nloop, parallel, NULL, 1);
+        /* Without reductions every iteration is independent (each loads
+         * before it stores, and stores only its own elements), so the
+         * innermost loop is marked simd: GCC's cost model otherwise gives
+         * up on loops with several outputs and mixed f32/f64 values, such
+         * as the optimizers' updates. */
+        d = open_loops(c, k->loop, k->nloop, parallel, has_reduction(k) ? NULL : "#pragma omp simd", 1);
     } else {
         /* the outer domain loops, then blocks of the innermost one */
         c->col_var = k->loop[k->nloop - 1];
