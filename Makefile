@@ -4,7 +4,7 @@
 BUILD ?= build
 ASAN_BUILD ?= build-asan
 JOBS ?= $(shell nproc)
-# Build: compiler, CMake, OpenBLAS (OpenMP build), cmocka, zlib. Data: the
+# Build: compiler, CMake, OpenBLAS (pthreads build), cmocka, zlib. Data: the
 # Fashion-MNIST package. Tests also read a checkpoint back with PyTorch.
 PACKAGES = cmake gcc make pkg-config libopenblas-pthread-dev libcmocka-dev zlib1g-dev dataset-fashion-mnist
 TEST_PACKAGES = python3-torch

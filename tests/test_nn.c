@@ -162,6 +162,32 @@ static void test_matmul_known_values(void **state)
     LT_ASSERT_VALUES(lt_matmul(LT_T(LT_I64, LT_DIMS(3), 1, 2, 3), LT_T(LT_I64, LT_DIMS(3), 4, 5, 6)), 0, 32);
 }
 
+/* Batched products of the kind attention uses, one gemm per item: q k^T
+ * and p v on column slices of a packed [B, T, 3 * D] projection, every
+ * transposition, both dtypes, 1 x 1 items and items over 128. */
+static void test_matmul_batched_items(void **state)
+{
+    (void)state;
+    for (int f = 0; f < 2; f++) {
+        lt_dtype dt = f ? LT_F64 : LT_F32;
+        double tol = f ? 1e-12 : 1e-5;
+        lt_tensor *qkv = MAKE(dt, 1, 4, 16, 24); /* [B, T, 3 * D], D = 8 */
+        lt_tensor *q = LT_OK_T(lt_narrow(qkv, 2, 0, 8)), *k = LT_OK_T(lt_narrow(qkv, 2, 8, 8));
+        lt_tensor *v = LT_OK_T(lt_narrow(qkv, 2, 16, 8));
+        lt_tensor *kt = LT_OK_T(lt_transpose(k, 1, 2));
+        CHECK_MATMUL(q, kt, dt, tol);                                       /* B transposed */
+        lt_tensor *p = MAKE(dt, 2, 4, 16, 16);
+        CHECK_MATMUL(p, v, dt, tol);                                        /* plain, leading dim 24 */
+        CHECK_MATMUL(LT_OK_T(lt_transpose(p, 1, 2)), v, dt, tol);           /* A transposed */
+        CHECK_MATMUL(LT_OK_T(lt_transpose(p, 1, 2)), LT_OK_T(lt_transpose(MAKE(dt, 3, 4, 8, 16), 1, 2)), dt,
+                     tol);                                                  /* both */
+        CHECK_MATMUL(MAKE(dt, 4, 2, 3, 64, 32), MAKE(dt, 5, 2, 3, 32, 64), dt, tol); /* two batch dims */
+        CHECK_MATMUL(MAKE(dt, 6, 3, 1, 1), MAKE(dt, 7, 3, 1, 5), dt, tol);  /* 1 x 1 items */
+        CHECK_MATMUL(MAKE(dt, 8, 2, 129, 3), LT_OK_T(lt_transpose(MAKE(dt, 9, 2, 7, 3), 1, 2)), dt, tol);
+        CHECK_MATMUL(MAKE(dt, 10, 2, 5, 130), MAKE(dt, 11, 2, 130, 4), dt, tol);
+    }
+}
+
 static void test_matmul_strided_operands(void **state)
 {
     (void)state;
@@ -784,6 +810,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         LT_TEST(test_matmul_shape_cases),       LT_TEST(test_matmul_known_values),
         LT_TEST(test_matmul_strided_operands),  LT_TEST(test_matmul_size_zero),
+        LT_TEST(test_matmul_batched_items),
         LT_TEST(test_matmul_dtypes),            LT_TEST(test_matmul_integer_wraparound),
         LT_TEST(test_matmul_large),             LT_TEST(test_matmul_bad_inputs),
         LT_TEST(test_conv2d_configs),           LT_TEST(test_conv2d_known_values),
