@@ -711,7 +711,8 @@ lt_status lt_lazy_release_thread(void);
  *  "AutoBarriers" (a graph grown past LT_GRAPH_WARN_NODES without a
  *  barrier: the warning, and the barriers LT_AUTO_BARRIER=1 inserted);
  *  with the cpu backend also "Kernels"
- *  (of the last compiled program), "KernelCalls", "ProgramBytes" (its
+ *  (of the last compiled program), "KernelFunctions" (the functions its
+ *  kernels share), "KernelCalls", "ProgramBytes" (its
  *  generated C), "TranslationUnits", "ColdUnits", "DiskCacheHit",
  *  "DiskCacheMiss", "DiskCacheCorrupt", "DiskCacheEvicted", "CompileErrors";
  *  with the tiered backend also "BackgroundCompiles" (native programs

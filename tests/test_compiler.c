@@ -100,6 +100,55 @@ static void test_chain_is_one_kernel(void **state)
     assert_true(found);
 }
 
+/* relu(x + s) * (s + 2) on the host, in f32 like the kernel. */
+static float shifted_relu(float x, double s)
+{
+    float t = x + (float)s;
+    return (t > 0 ? t : 0) * (float)(s + 2);
+}
+
+/* Kernels that differ only in their buffers and scalars share one
+ * function: the same elementwise chain before and after a matmul, with
+ * different runtime scalars, is two kernels and one function; a third
+ * chain with a baked scalar (1, not a parameter) gets its own. */
+static void test_shared_kernel_functions(void **state)
+{
+    (void)state;
+    int64_t dims[2] = {16, 16};
+    lt_tensor *x = lazy_seq(dims, 2, LT_F32, 1, 0), *w = lazy_seq(dims, 2, LT_F32, 0.25, 1);
+    const double s1 = 0.3, s2 = 0.7;
+    lt_metrics_reset();
+    lt_scope_begin();
+    lt_tensor *h = lt_mul_scalar(lt_relu(lt_add_scalar(x, s1)), s1 + 2);
+    lt_tensor *z = lt_matmul(h, w);
+    lt_tensor *y = lt_keep(LT_OK_T(lt_mul_scalar(lt_relu(lt_add_scalar(z, s2)), s2 + 2)));
+    lt_scope_end();
+    assert_int_equal(step_kernels(), 3);
+    assert_int_equal(lt_metrics_counter("KernelCalls"), 1);
+    assert_int_equal(lt_metrics_counter("KernelFunctions"), 1);
+    float hv[256], expect_f[256];
+    for (int i = 0; i < 256; i++)
+        hv[i] = shifted_relu((float)seq_value(i, 1, 0), s1);
+    double expect[256];
+    for (int r = 0; r < 16; r++)
+        for (int c = 0; c < 16; c++) {
+            double acc = 0;
+            for (int k = 0; k < 16; k++)
+                acc += (double)hv[r * 16 + k] * (double)(float)seq_value(k * 16 + c, 0.25, 1);
+            expect_f[r * 16 + c] = shifted_relu((float)acc, s2);
+            expect[r * 16 + c] = expect_f[r * 16 + c];
+        }
+    LT_ASSERT_ARRAY(y, expect, 256, 1e-5);
+    /* with the scalar 1 (baked into the text) the second chain differs */
+    lt_metrics_reset();
+    lt_scope_begin();
+    lt_tensor *h2 = lt_mul_scalar(lt_relu(lt_add_scalar(x, s1)), s1 + 2);
+    lt_keep(LT_OK_T(lt_mul_scalar(lt_relu(lt_add_scalar(lt_matmul(h2, w), 1.0)), 3.0)));
+    lt_scope_end();
+    assert_int_equal(step_kernels(), 3);
+    assert_int_equal(lt_metrics_counter("KernelFunctions"), 2);
+}
+
 /* softmax and log_softmax over the rows of [N, D]: one kernel each. */
 static void test_softmax_kernels(void **state)
 {
@@ -773,8 +822,10 @@ static double *long_chain(lt_device dev, int64_t *n)
     for (int i = 0; i < 64 * 32; i++)
         v[i] = sin(i * 0.37);
     lt_tensor *x = LT_OK_T(lt_to(LT_OK_T(lt_test_tensor(v, (int64_t[]){64, 32}, 2, LT_F32)), dev));
-    for (int k = 0; k < 48; k++) /* each softmax is a kernel of its own */
-        x = lt_softmax(lt_add_scalar(lt_mul_scalar(x, 3.0 + k * 0.01), 0.1 * k), k % 2);
+    /* each softmax is a kernel of its own, and each has rows of its own
+     * count (one fewer each time), so that no two share a function */
+    for (int k = 0; k < 48; k++)
+        x = lt_softmax(lt_add_scalar(lt_mul_scalar(lt_narrow(x, 0, 0, 64 - k), 3.0 + k * 0.01), 0.1 * k), k % 2);
     double *out = lt_test_values(LT_OK_T(x));
     *n = lt_tensor_numel(x);
     lt_scope_end();
@@ -849,6 +900,7 @@ int main(void)
         LT_TEST(test_edge_shapes),
         LT_TEST(test_runtime_call_error),
         LT_TEST(test_backend_selection),
+        LT_TEST(test_shared_kernel_functions),
         LT_TEST(test_new_process_hits_disk_cache),
         LT_TEST(test_damaged_cache_is_rebuilt),
         LT_TEST(test_concurrent_processes),

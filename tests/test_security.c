@@ -737,8 +737,10 @@ static double *long_chain(lt_device dev, int64_t *n)
     for (int i = 0; i < 64 * 32; i++)
         v[i] = sin(i * 0.37);
     lt_tensor *x = lt_to(lt_test_tensor(v, (int64_t[]){64, 32}, 2, LT_F32), dev);
-    for (int k = 0; k < 48; k++) /* a program large enough to be compiled as two units */
-        x = lt_softmax(lt_add_scalar(lt_mul_scalar(x, 3.0 + k * 0.01), 0.1 * k), k % 2);
+    /* a program large enough to be compiled as two units: 48 kernels of
+     * different row counts, so that no two share a function */
+    for (int k = 0; k < 48; k++)
+        x = lt_softmax(lt_add_scalar(lt_mul_scalar(lt_narrow(x, 0, 0, 64 - k), 3.0 + k * 0.01), 0.1 * k), k % 2);
     double *out = x ? lt_test_values(x) : NULL;
     *n = x ? lt_tensor_numel(x) : 0;
     lt_scope_end();
@@ -750,7 +752,7 @@ static bool long_chain_matches_eager(void)
     int64_t n = 0, m = 0;
     double *lazy_values = long_chain(lt_device_parse("lazy"), &n);
     double *eager_values = long_chain(lt_device_cpu(), &m);
-    bool ok = lazy_values && eager_values && n == m && n == 64 * 32;
+    bool ok = lazy_values && eager_values && n == m && n == 17 * 32;
     for (int64_t i = 0; ok && i < n; i++)
         ok = fabs(lazy_values[i] - eager_values[i]) <= 1e-6 * (1 + fabs(eager_values[i]));
     free(lazy_values);

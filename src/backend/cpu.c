@@ -100,13 +100,15 @@ static cpu_exe *cpu_prepare(const lt_graph *g)
         free(e);
         return NULL;
     }
-    e->src = kir_memplan(&e->plan) == LT_OK ? kir_render(&e->plan, &e->len, e->units, &e->nunits) : NULL;
+    int functions = 0;
+    e->src = kir_memplan(&e->plan) == LT_OK ? kir_render(&e->plan, &e->len, e->units, &e->nunits, &functions) : NULL;
     if (!e->src) {
         cpu_release(e);
         return NULL;
     }
     dump_source(e->src, e->len, e->units, e->nunits);
     lt_metric_set("Kernels", e->plan.nk);
+    lt_metric_set("KernelFunctions", functions);
     lt_metric_set("KernelCalls", e->plan.ncalls);
     lt_metric_set("ProgramBytes", (int64_t)e->len);
     lt_metric_set("TranslationUnits", e->nunits);

@@ -202,8 +202,9 @@ lt_status kir_memplan(kir_plan *p);
 
 /* The C source of the plan (malloc'd, NUL-terminated, *len bytes), or
  * NULL: *nunits translation units, described in units[] (room for
- * LT_CC_MAX_UNITS). */
-char *kir_render(const kir_plan *p, size_t *len, lt_cc_unit *units, int *nunits);
+ * LT_CC_MAX_UNITS), holding *nfunctions kernel functions (kernels with
+ * the same text share one). */
+char *kir_render(const kir_plan *p, size_t *len, lt_cc_unit *units, int *nunits, int *nfunctions);
 
 /* ---- affine.c ------------------------------------------------------------ */
 

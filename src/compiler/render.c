@@ -12,6 +12,13 @@
  *   scalar parameter k; calls into the library's eager kernels go through
  *   rt->call(rt->ctx, id).
  *
+ * Shared kernel functions. A kernel function numbers the buffers and
+ * scalars it uses itself (local_map), and the entry point hands each call
+ * the program's B[i] and S[k] in that order. Kernels whose text is then the
+ * same (a layer repeated, the optimizer's update of parameters of one
+ * shape) share one function, compiled once: the GPT step's 119 kernels
+ * need 85 functions.
+ *
  * Values are SSA variables v<i> (one per instruction) of their dtype's C
  * type (bf16/f16 values are floats already rounded to their precision,
  * bools are bool). Every elementwise op computes in the same working dtype
@@ -38,7 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define KIR_VERSION "lazytensor-cpu-6"
+#define KIR_VERSION "lazytensor-cpu-7"
 /* A parallel kernel's outermost loop is cut into chunks of about this many
  * element operations (at most 64 chunks; src/core/pool.h) */
 #define PAR_CHUNK_WORK 8192
@@ -59,6 +66,10 @@
  * a program but not exported from its shared object. */
 #define KERNEL_LINKAGE "__attribute__((visibility(\"hidden\"), noinline))"
 #define KERNEL_PARAMS "(void *const *restrict B, const double *restrict S, const lt_rt *rt)"
+/* Stands for a kernel function's name while it is rendered: the name is
+ * that of the first kernel with the function's text (kernel<j>), put in
+ * when the text is written into its unit. */
+#define FN_TOKEN "KFN"
 
 /* ---- string builder ----------------------------------------------------- */
 
@@ -166,6 +177,52 @@ static void cvt(char *out, size_t cap, const char *x, int from, int to)
         frag(out, cap, "(%s)(%s)", vtype(to), x);
 }
 
+/* ---- a kernel's own numbering of buffers and scalars ---------------------- */
+
+/*
+ * A kernel function refers to buffers and scalar parameters by its own
+ * numbers, in the order it first uses them: its B[l] and S[l] are the
+ * program's B[buf[l]] and S[slot[l]], gathered by the entry point for each
+ * call. Kernels that differ only in which buffers and scalars they touch
+ * (the same layer repeated, one optimizer update per parameter of a shape)
+ * then render as the same text, and one function serves them all.
+ */
+typedef struct local_map {
+    int *buf, nbuf, cap_buf;
+    int *slot, nslot, cap_slot;
+    bool failed;
+} local_map;
+
+/* The index of v in *list (appended when new); -1 when out of memory. */
+static int local_index(int **list, int *n, int *cap, int v, bool *failed)
+{
+    for (int i = 0; i < *n; i++)
+        if ((*list)[i] == v)
+            return i;
+    if (*n == *cap) {
+        int grown = *cap ? 2 * *cap : 16;
+        int *l = realloc(*list, sizeof **list * (size_t)grown);
+        if (!l) {
+            *failed = true;
+            return -1;
+        }
+        *list = l;
+        *cap = grown;
+    }
+    (*list)[*n] = v;
+    return (*n)++;
+}
+
+static int local_buf(local_map *m, int buf) { return local_index(&m->buf, &m->nbuf, &m->cap_buf, buf, &m->failed); }
+static int local_slot(local_map *m, int slot)
+{
+    return local_index(&m->slot, &m->nslot, &m->cap_slot, slot, &m->failed);
+}
+
+/* The map of the kernel being rendered (kir_render runs on one thread, and
+ * the expression builders reach scalar attributes without a context). */
+static _Thread_local local_map *current_map;
+
 /* A double literal that C reads back exactly. */
 static void double_literal(char *out, size_t cap, double v)
 {
@@ -178,7 +235,7 @@ static void double_literal(char *out, size_t cap, double v)
 static void attr_scalar(char *out, size_t cap, const lt_gnode *n, int k)
 {
     if (k < n->attrs.nf && n->attr_param[k] >= 0)
-        frag(out, cap, "S[%d]", n->attr_param[k]);
+        frag(out, cap, "S[%d]", local_slot(current_map, n->attr_param[k]));
     else
         double_literal(out, cap, k < n->attrs.nf ? n->attrs.f[k] : 0.0);
 }
@@ -510,7 +567,7 @@ static void emit_inst(rctx *c, int i, int depth)
     case KI_LOAD: {
         form_str(c, in->form, off, sizeof off);
         indent(b, depth);
-        sb_printf(b, "const %s v%d = b%d[%s];\n", vtype(in->dtype), i, in->buf, off);
+        sb_printf(b, "const %s v%d = b%d[%s];\n", vtype(in->dtype), i, local_buf(current_map, in->buf), off);
         return;
     }
     case KI_OP: {
@@ -548,7 +605,7 @@ static void emit_store(rctx *c, const kir_inst *in, int depth)
     char v[32], x[X_CAP];
     var(v, sizeof v, in->in[0]);
     cvt(x, sizeof x, v, src, in->dtype);
-    sb_printf(c->b, "b%d[%s] = %s;\n", in->buf, off, x);
+    sb_printf(c->b, "b%d[%s] = %s;\n", local_buf(current_map, in->buf), off, x);
 }
 
 /* ---- loops ---------------------------------------------------------------- */
@@ -928,7 +985,8 @@ static void emit_reduce(rctx *c, int r, int depth)
 
 /* ---- kernels ----------------------------------------------------------------- */
 
-/* Declares the kernel's buffer pointers and constants. */
+/* Declares the kernel's buffer pointers (its own numbers, in the order of
+ * its instructions) and constants. */
 static void emit_prologue(rctx *c)
 {
     const kir_kernel *k = c->k;
@@ -941,23 +999,27 @@ static void emit_prologue(rctx *c)
         return;
     }
     for (int i = 0; i < k->nins; i++) {
+        if (k->ins[i].kind == KI_STORE || k->ins[i].kind == KI_LOAD)
+            local_buf(current_map, k->ins[i].buf);
         if (k->ins[i].kind == KI_STORE)
             stored[k->ins[i].buf] = true;
         if (k->ins[i].kind == KI_LOAD)
             loaded[k->ins[i].buf] = true;
     }
-    if (k->kind == KK_ROW)
+    if (k->kind == KK_ROW) {
+        local_buf(current_map, k->row_buf);
         stored[k->row_buf] = true;
-    for (int i = 0; i < c->p->nb; i++) {
+    }
+    for (int l = 0; l < current_map->nbuf; l++) {
+        int i = current_map->buf[l];
         const char *t = stype(c->p->b[i].meta.dtype);
         if (stored[i])
-            sb_printf(b, "    %s *restrict b%d = (%s *)B[%d];\n", t, i, t, i);
+            sb_printf(b, "    %s *restrict b%d = (%s *)B[%d];\n", t, l, t, l);
         else if (loaded[i])
-            sb_printf(b, "    const %s *restrict b%d = (const %s *)B[%d];\n", t, i, t, i);
+            sb_printf(b, "    const %s *restrict b%d = (const %s *)B[%d];\n", t, l, t, l);
     }
     free(stored);
     free(loaded);
-    bool any_const = false;
     for (int i = 0; i < k->nins; i++) {
         const kir_inst *in = &k->ins[i];
         if (in->kind != KI_CONST)
@@ -965,13 +1027,11 @@ static void emit_prologue(rctx *c)
         const lt_gnode *n = gnode(c, in->node);
         char lit[64];
         if (n->slot >= 0)
-            frag(lit, sizeof lit, "S[%d]", n->slot);
+            frag(lit, sizeof lit, "S[%d]", local_slot(current_map, n->slot));
         else
             double_literal(lit, sizeof lit, n->scalar);
         sb_printf(b, "    const double v%d = %s;\n", i, lit);
-        any_const = true;
     }
-    (void)any_const;
     sb_printf(b, "    (void)S;\n");
 }
 
@@ -1051,32 +1111,32 @@ static bool use_column_mode(const kir_kernel *k)
  * [lo, hi) the pool gives it, and kernel<i>, which hands the pool that loop
  * (`extent` iterations of `per_iter` element operations each). Then the
  * prologue. */
-static void emit_kernel_open(rctx *c, int index, bool parallel)
+static void emit_kernel_open(rctx *c, bool parallel)
 {
     sb *b = c->b;
     if (parallel) {
-        sb_printf(b, "static void kernel%d_chunk(void *ctx_, int64_t lo, int64_t hi, int64_t chunk_)\n{\n", index);
+        sb_printf(b, "static void " FN_TOKEN "_chunk(void *ctx_, int64_t lo, int64_t hi, int64_t chunk_)\n{\n");
         sb_printf(b, "    void *const *restrict B = ((const lt_kctx *)ctx_)->B;\n");
         sb_printf(b, "    const double *restrict S = ((const lt_kctx *)ctx_)->S;\n");
         sb_printf(b, "    (void)chunk_;\n");
     } else {
-        sb_printf(b, "%s void kernel%d" KERNEL_PARAMS "\n{\n", c->linkage, index);
+        sb_printf(b, "%s void " FN_TOKEN KERNEL_PARAMS "\n{\n", c->linkage);
         sb_printf(b, "    (void)rt;\n");
     }
     emit_prologue(c);
 }
 
-static void emit_kernel_close(rctx *c, int index, bool parallel, int64_t extent, int64_t per_iter)
+static void emit_kernel_close(rctx *c, bool parallel, int64_t extent, int64_t per_iter)
 {
     sb *b = c->b;
     sb_printf(b, "}\n\n");
     if (!parallel)
         return;
     int64_t grain = per_iter >= PAR_CHUNK_WORK ? 1 : (PAR_CHUNK_WORK + per_iter - 1) / per_iter;
-    sb_printf(b, "%s void kernel%d" KERNEL_PARAMS "\n{\n", c->linkage, index);
+    sb_printf(b, "%s void " FN_TOKEN KERNEL_PARAMS "\n{\n", c->linkage);
     sb_printf(b, "    lt_kctx ctx_ = {B, S};\n");
-    sb_printf(b, "    rt->parallel_for(%lldLL, %lldLL, 1, kernel%d_chunk, &ctx_);\n", (long long)extent,
-              (long long)grain, index);
+    sb_printf(b, "    rt->parallel_for(%lldLL, %lldLL, 1, " FN_TOKEN "_chunk, &ctx_);\n", (long long)extent,
+              (long long)grain);
     sb_printf(b, "}\n\n");
 }
 
@@ -1088,11 +1148,10 @@ static bool has_reduction(const kir_kernel *k)
     return false;
 }
 
-static void emit_pointwise(rctx *c, int index)
+static void emit_pointwise(rctx *c)
 {
     const kir_kernel *k = c->k;
     sb *b = c->b;
-    describe(c, index);
     int64_t work = loops_work(k, k->loop, k->nloop), inner = 1;
     for (int i = 0; i < k->nins; i++)
         if (k->ins[i].kind == KI_REDUCE)
@@ -1104,7 +1163,7 @@ static void emit_pointwise(rctx *c, int index)
     if (!c->col) {
         extent = k->nloop > 0 ? k->ext[k->loop[0]] : 0;
         per_iter = extent > 0 ? work * inner / extent : 0;
-        emit_kernel_open(c, index, parallel);
+        emit_kernel_open(c, parallel);
         /* Without reductions every iteration is independent (each loads
          * before it stores, and stores only its own elements), so the
          * innermost loop is marked simd: GCC's cost model otherwise gives
@@ -1122,7 +1181,7 @@ static void emit_pointwise(rctx *c, int index)
         extent = outer ? k->ext[k->loop[0]] : blocks;
         per_iter = work * inner / extent;
         parallel = parallel && extent > 1;
-        emit_kernel_open(c, index, parallel);
+        emit_kernel_open(c, parallel);
         d = open_loops(c, k->loop, k->nloop - 1, parallel && outer, NULL, 1);
         indent(b, d);
         if (parallel && !outer)
@@ -1159,12 +1218,12 @@ static void emit_pointwise(rctx *c, int index)
         close_loops(c, k->nloop - 1, d);
         c->col = false;
     }
-    emit_kernel_close(c, index, parallel, extent, per_iter);
+    emit_kernel_close(c, parallel, extent, per_iter);
 }
 
 /* softmax / log_softmax of one row at a time, like the eager row loop:
  * the max, the sum of exp(x - max) in double, then the outputs. */
-static void emit_row(rctx *c, int index)
+static void emit_row(rctx *c)
 {
     const kir_kernel *k = c->k;
     sb *b = c->b;
@@ -1172,10 +1231,10 @@ static void emit_row(rctx *c, int index)
     int dt = n->out[0].dtype;
     const char *T = vtype(dt), *E = dt == LT_F32 ? "lt_expf" : "exp";
     bool log_softmax = n->op == LT_OP_LOG_SOFTMAX;
-    describe(c, index);
     int64_t work = loops_work(k, k->loop, k->nloop) * k->ext[k->row_var];
     bool parallel = k->nloop > 0 && k->ext[k->loop[0]] > 1 && work >= LT_PARALLEL_GRAIN;
-    emit_kernel_open(c, index, parallel);
+    emit_kernel_open(c, parallel);
+    int row_buf = local_buf(current_map, k->row_buf);
     int d = open_loops(c, k->loop, k->nloop, parallel, NULL, 1);
     char x[64], off[512];
     frag(x, sizeof x, "v%d", k->row_input);
@@ -1213,21 +1272,21 @@ static void emit_row(rctx *c, int index)
         ROW_PASS("#pragma omp simd reduction(+:s)", "s += %s(%s - m);\n", E, x);
         indent(b, d);
         sb_printf(b, "const %s lse = (%s)log(s);\n", T, T);
-        ROW_PASS("/* outputs */", "b%d[%s] = %s - m - lse;\n", k->row_buf, off, x);
+        ROW_PASS("/* outputs */", "b%d[%s] = %s - m - lse;\n", row_buf, off, x);
     } else {
         ROW_PASS("#pragma omp simd reduction(+:s)", "{ const %s e = %s(%s - m); b%d[%s] = e; s += e; }\n", T, E, x,
-                 k->row_buf, off);
+                 row_buf, off);
         indent(b, d);
         sb_printf(b, "const %s inv = (%s)(1.0 / s);\n", T, T);
         indent(b, d);
         sb_printf(b, "for (int64_t i%d = 0; i%d < %lld; i%d++)\n", rv, rv, len, rv);
         indent(b, d + 1);
-        sb_printf(b, "b%d[%s] *= inv;\n", k->row_buf, off);
+        sb_printf(b, "b%d[%s] *= inv;\n", row_buf, off);
     }
 #undef ROW_PASS
     close_loops(c, k->nloop, d);
     int64_t extent = k->nloop > 0 ? k->ext[k->loop[0]] : 1;
-    emit_kernel_close(c, index, parallel, extent, work / (extent > 0 ? extent : 1) * 3);
+    emit_kernel_close(c, parallel, extent, work / (extent > 0 ? extent : 1) * 3);
 }
 
 /* ---- the translation unit ------------------------------------------------------ */
@@ -1429,7 +1488,68 @@ static void emit_header(rctx *c)
     sb_printf(b, " */\n");
 }
 
-static void emit_entry(rctx *c)
+/* The kernels' functions, rendered before the units are cut. */
+typedef struct kernel_texts {
+    sb text;
+    size_t *begin, *end; /* kernel j's function: text.s[begin[j], end[j]) (empty unless rep[j] == j) */
+    size_t *cost;        /* its estimated compile cost (0: no function of its own) */
+    bool *cold;          /* too little work per run to gain from optimization */
+    int *unit;           /* the unit it goes to */
+    int *rep;            /* the kernel whose function kernel j calls (-1: none) */
+    local_map *maps;     /* kernel j's buffers and scalars, for its call */
+} kernel_texts;
+
+static void kernel_texts_free(kernel_texts *t, int nk)
+{
+    for (int j = 0; t->maps && j < nk; j++) {
+        free(t->maps[j].buf);
+        free(t->maps[j].slot);
+    }
+    free(t->maps);
+    free(t->rep);
+    free(t->text.s);
+    free(t->begin);
+    free(t->end);
+    free(t->cost);
+    free(t->cold);
+    free(t->unit);
+}
+
+/* Writes a function's text with its name: FN_TOKEN becomes kernel<j>. */
+static void write_named(sb *b, const char *text, size_t n, int j)
+{
+    const char *end = text + n;
+    while (text < end) {
+        const char *tok = memmem(text, (size_t)(end - text), FN_TOKEN, sizeof FN_TOKEN - 1);
+        const char *stop = tok ? tok : end;
+        sb_printf(b, "%.*s", (int)(stop - text), text);
+        if (!tok)
+            break;
+        sb_printf(b, "kernel%d", j);
+        text = tok + sizeof FN_TOKEN - 1;
+    }
+}
+
+/* Calls kernel j's function with its buffers and scalars. */
+static void emit_call(rctx *c, const kernel_texts *t, int j)
+{
+    sb *b = c->b;
+    const local_map *m = &t->maps[j];
+    describe(c, j);
+    sb_printf(b, "    {\n        void *const L[] = {");
+    for (int l = 0; l < m->nbuf; l++)
+        sb_printf(b, "%sB[%d]", l ? ", " : "", m->buf[l]);
+    sb_printf(b, "%s};\n", m->nbuf ? "" : "NULL");
+    if (m->nslot > 0) {
+        sb_printf(b, "        const double LS[] = {");
+        for (int l = 0; l < m->nslot; l++)
+            sb_printf(b, "%sS[%d]", l ? ", " : "", m->slot[l]);
+        sb_printf(b, "};\n");
+    }
+    sb_printf(b, "        kernel%d(L, %s, rt);\n    }\n", t->rep[j], m->nslot > 0 ? "LS" : "S");
+}
+
+static void emit_entry(rctx *c, const kernel_texts *t)
 {
     const kir_plan *p = c->p;
     sb *b = c->b;
@@ -1437,8 +1557,8 @@ static void emit_entry(rctx *c)
     sb_printf(b, "    int status = 0;\n");
     for (int j = 0; j < p->nk; j++) {
         const kir_kernel *k = &p->k[j];
-        if (has_function(p, j)) {
-            sb_printf(b, "    kernel%d(B, S, rt);\n", j);
+        if (t->rep[j] >= 0) {
+            emit_call(c, t, j);
             continue;
         }
         if (k->kind != KK_CALL) {
@@ -1474,13 +1594,6 @@ static size_t compile_cost(const char *text, size_t n)
     return cost;
 }
 
-/* Appends n bytes of text. */
-static void sb_write(sb *b, const char *text, size_t n)
-{
-    if (n > 0)
-        sb_printf(b, "%.*s", (int)n, text);
-}
-
 /* Operations one run of kernel j performs, roughly: each instruction
  * times the iterations it runs (a reduction's body runs its loops once
  * per output). */
@@ -1504,49 +1617,89 @@ static double kernel_work(const kir_plan *p, int j)
 
 /* Every kernel function rendered once, in kernel order, with what the
  * unit planner needs to know about it. */
-typedef struct kernel_texts {
-    sb text;
-    size_t *begin, *end; /* kernel j's function: text.s[begin[j], end[j]) */
-    size_t *cost;        /* its estimated compile cost (0: no function) */
-    bool *cold;          /* too little work per run to gain from optimization */
-    int *unit;           /* the unit it goes to */
-} kernel_texts;
-
-static void kernel_texts_free(kernel_texts *t)
+/* 64-bit FNV-1a of a function's text. */
+static uint64_t text_hash(const char *s, size_t n)
 {
-    free(t->text.s);
-    free(t->begin);
-    free(t->end);
-    free(t->cost);
-    free(t->cold);
-    free(t->unit);
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+    return h;
+}
+
+/* An open-addressing table of the functions rendered so far, by text. */
+typedef struct fn_table {
+    int *slot; /* kernel index + 1; 0: empty */
+    uint64_t *hash;
+    size_t mask;
+} fn_table;
+
+/* The earlier kernel whose function has text [begin, end) of t, or -1
+ * after recording kernel j as having it. */
+static int same_function(fn_table *f, const kernel_texts *t, int j)
+{
+    const char *s = t->text.s + t->begin[j];
+    size_t n = t->end[j] - t->begin[j];
+    uint64_t h = text_hash(s, n);
+    size_t i = (size_t)h & f->mask;
+    for (; f->slot[i]; i = (i + 1) & f->mask) {
+        int r = f->slot[i] - 1;
+        if (f->hash[i] == h && t->end[r] - t->begin[r] == n && memcmp(t->text.s + t->begin[r], s, n) == 0)
+            return r;
+    }
+    f->slot[i] = j + 1;
+    f->hash[i] = h;
+    return -1;
+}
+
+/* Renders kernel j's function into t->text, or finds an identical one
+ * rendered before (then j calls that one, and its own text is dropped). */
+static void render_kernel(rctx *c, kernel_texts *t, fn_table *f, int j)
+{
+    c->k = &c->p->k[j];
+    current_map = &t->maps[j];
+    if (c->k->kind == KK_POINTWISE)
+        emit_pointwise(c);
+    else
+        emit_row(c);
+    current_map = NULL;
+    c->failed = c->failed || t->maps[j].failed;
+    t->end[j] = t->text.n;
+    if (t->text.failed || c->failed)
+        return;
+    int r = same_function(f, t, j);
+    t->rep[j] = r >= 0 ? r : j;
+    if (r >= 0)
+        t->text.n = t->end[j] = t->begin[j];
+    else
+        t->cost[j] = compile_cost(t->text.s + t->begin[j], t->end[j] - t->begin[j]);
 }
 
 static bool render_kernels(rctx *c, kernel_texts *t)
 {
-    size_t nk = (size_t)(c->p->nk > 0 ? c->p->nk : 1);
+    size_t nk = (size_t)(c->p->nk > 0 ? c->p->nk : 1), cap = 16;
+    while (cap < 2 * nk)
+        cap *= 2;
+    fn_table f = {calloc(cap, sizeof *f.slot), calloc(cap, sizeof *f.hash), cap - 1};
     t->begin = calloc(nk, sizeof *t->begin);
     t->end = calloc(nk, sizeof *t->end);
     t->cost = calloc(nk, sizeof *t->cost);
     t->cold = calloc(nk, sizeof *t->cold);
     t->unit = calloc(nk, sizeof *t->unit);
-    if (!t->begin || !t->end || !t->cost || !t->cold || !t->unit)
-        return false;
+    t->rep = malloc(nk * sizeof *t->rep);
+    t->maps = calloc(nk, sizeof *t->maps);
+    bool ok = f.slot && f.hash && t->begin && t->end && t->cost && t->cold && t->unit && t->rep && t->maps;
     c->b = &t->text;
     c->linkage = KERNEL_LINKAGE;
-    for (int j = 0; j < c->p->nk && !c->failed; j++) {
-        t->begin[j] = t->text.n;
-        c->k = &c->p->k[j];
-        if (has_function(c->p, j) && c->k->kind == KK_POINTWISE)
-            emit_pointwise(c, j);
-        else if (has_function(c->p, j))
-            emit_row(c, j);
-        t->end[j] = t->text.n;
-        if (!t->text.failed && t->end[j] > t->begin[j])
-            t->cost[j] = compile_cost(t->text.s + t->begin[j], t->end[j] - t->begin[j]);
+    for (int j = 0; ok && j < c->p->nk && !c->failed; j++) {
+        t->begin[j] = t->end[j] = t->text.n;
+        t->rep[j] = -1;
+        if (has_function(c->p, j))
+            render_kernel(c, t, &f, j);
         t->cold[j] = kernel_work(c->p, j) < COLD_WORK;
     }
-    return !t->text.failed;
+    free(f.slot);
+    free(f.hash);
+    return ok && !t->text.failed;
 }
 
 /*
@@ -1603,7 +1756,7 @@ static void emit_prototypes(rctx *c, const kernel_texts *t, int unit)
 {
     bool any = false;
     for (int j = 0; j < c->p->nk; j++) {
-        if (!has_function(c->p, j) || t->unit[j] == unit)
+        if (t->rep[j] != j || t->unit[j] == unit)
             continue;
         if (!any)
             sb_printf(c->b, "/* defined in the other units */\n");
@@ -1629,15 +1782,15 @@ static void emit_unit(rctx *c, const kernel_texts *t, int u, int n, bool cold)
     sb_printf(b, "%s", prelude);
     emit_fastmath(b);
     for (int j = 0; j < c->p->nk; j++)
-        if (t->unit[j] == u && t->end[j] > t->begin[j]) /* a kernel with no text (no element) has none */
-            sb_write(b, t->text.s + t->begin[j], t->end[j] - t->begin[j]);
+        if (t->unit[j] == u && t->end[j] > t->begin[j]) /* only a function's first kernel has its text */
+            write_named(b, t->text.s + t->begin[j], t->end[j] - t->begin[j], j);
     if (u == n - 1) {
         emit_prototypes(c, t, u);
-        emit_entry(c);
+        emit_entry(c, t);
     }
 }
 
-char *kir_render(const kir_plan *p, size_t *len, lt_cc_unit *units, int *nunits)
+char *kir_render(const kir_plan *p, size_t *len, lt_cc_unit *units, int *nunits, int *nfunctions)
 {
     sb b = {0};
     kernel_texts t = {0};
@@ -1652,7 +1805,10 @@ char *kir_render(const kir_plan *p, size_t *len, lt_cc_unit *units, int *nunits)
         units[u].end = b.n;
     }
     bool oom = b.failed || !ok;
-    kernel_texts_free(&t);
+    int functions = 0;
+    for (int j = 0; ok && j < p->nk; j++)
+        functions += t.rep[j] == j;
+    kernel_texts_free(&t, p->nk);
     if (oom || c.failed || fragment_truncated) {
         free(b.s);
         lt_error(oom ? LT_ERR_MEMORY : LT_ERR_STATE, "cpu compiler: could not render the generated C");
@@ -1660,5 +1816,6 @@ char *kir_render(const kir_plan *p, size_t *len, lt_cc_unit *units, int *nunits)
     }
     *nunits = n;
     *len = b.n;
+    *nfunctions = functions;
     return b.s;
 }
