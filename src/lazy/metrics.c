@@ -5,9 +5,10 @@
  * last 4096 samples for percentiles. Both live in small fixed tables: the
  * set of names is small and known (per-op fallback counters add one each).
  */
-#include "lazy/lazy.h"
+#include "lazy/explain.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -162,33 +163,93 @@ void lt_metrics_reset(void)
     pthread_mutex_unlock(&metrics_lock);
 }
 
+/* ---- the report ------------------------------------------------------------ */
+
+/* Appends to a report (snprintf semantics over the whole text). */
+typedef struct report {
+    char *buf;
+    size_t cap, used;
+} report;
+
+static void emit(report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void emit(report *r, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    bool room = r->buf && r->used < r->cap;
+    int w = vsnprintf(room ? r->buf + r->used : NULL, room ? r->cap - r->used : 0, fmt, ap);
+    va_end(ap);
+    r->used += w > 0 ? (size_t)w : 0;
+}
+
+/* "sort 3, topk 1": the ops counted as fallbacks. */
+static void fallback_names(char *buf, size_t cap)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    pthread_mutex_lock(&metrics_lock);
+    for (int i = 0; i < ncounters && used < cap; i++)
+        if (strncmp(counters[i].name, "Fallback.", 9) == 0 && counters[i].value)
+            used += (size_t)snprintf(buf + used, cap - used, "%s%s %lld", used ? ", " : "", counters[i].name + 9,
+                                     (long long)counters[i].value);
+    pthread_mutex_unlock(&metrics_lock);
+}
+
+/* The usual problems of a lazy program, each flagged on a line. */
+static void report_problems(report *r)
+{
+    int64_t late = lt_metrics_counter("CompilesAfterWarmup"), steps = lt_metrics_counter("Steps");
+    int64_t fallbacks = lt_metrics_counter("Fallback"), growth = lt_metrics_counter("GraphSizeWarnings");
+    int warmup = lt_explain_warmup_steps();
+    if (late <= 1 && fallbacks == 0 && growth == 0) {
+        emit(r, "Problems: none\n");
+        return;
+    }
+    emit(r, "Problems:\n");
+    if (late > 1) {
+        char cause[512];
+        lt_lazy_last_compile_cause(cause, sizeof cause);
+        emit(r,
+             "  recompiling: %lld compiles after the warm-up (the first %d of %lld steps); a steady loop "
+             "compiles at most once after it (a last, smaller batch). Latest cause: %s. Every cause: "
+             "LT_DEBUG=1 or lt_lazy_last_compile_cause\n",
+             (long long)late, warmup, (long long)steps, cause[0] ? cause : "(the latest barrier hit the cache)");
+    }
+    if (fallbacks > 0) {
+        char names[512];
+        fallback_names(names, sizeof names);
+        emit(r,
+             "  fallback: %lld ops without a lowering ran eagerly on synced inputs (%s); each one cuts the "
+             "graph in two\n",
+             (long long)fallbacks, names);
+    }
+    if (growth > 0)
+        emit(r,
+             "  growing graph: a graph grew past LT_GRAPH_WARN_NODES nodes without a barrier; end each step "
+             "with lt_mark_step() or lt_step_end() (or set LT_AUTO_BARRIER=1)\n");
+}
+
 int lt_metrics_report(char *buf, size_t cap)
 {
     char names[MAX_TIMERS][32];
     int n = 0;
-    size_t used = 0;
-#define EMIT(...)                                                                              \
-    do {                                                                                       \
-        int w = snprintf(buf && used < cap ? buf + used : NULL, buf && used < cap ? cap - used : 0, \
-                         __VA_ARGS__);                                                         \
-        used += w > 0 ? (size_t)w : 0;                                                         \
-    } while (0)
-    EMIT("Counters:\n");
+    report r = {buf, cap, 0};
+    emit(&r, "Counters:\n");
     pthread_mutex_lock(&metrics_lock);
     for (int i = 0; i < ncounters; i++)
         if (counters[i].value)
-            EMIT("  %-28s %lld\n", counters[i].name, (long long)counters[i].value);
+            emit(&r, "  %-28s %lld\n", counters[i].name, (long long)counters[i].value);
     for (int i = 0; i < ntimers; i++)
         snprintf(names[n++], sizeof names[0], "%s", timers[i]->name);
     pthread_mutex_unlock(&metrics_lock);
-    EMIT("Timers (ms):\n");
+    emit(&r, "Timers (ms):\n");
     for (int i = 0; i < n; i++) {
         lt_timer_stats s;
         lt_metrics_timer(names[i], &s);
         if (s.count)
-            EMIT("  %-22s count %-8lld total %10.3f  p50 %8.4f  p90 %8.4f  p99 %8.4f  max %8.4f\n", names[i],
+            emit(&r, "  %-22s count %-8lld total %10.3f  p50 %8.4f  p90 %8.4f  p99 %8.4f  max %8.4f\n", names[i],
                  (long long)s.count, s.total_ms, s.p50_ms, s.p90_ms, s.p99_ms, s.max_ms);
     }
-#undef EMIT
-    return (int)used;
+    report_problems(&r);
+    return (int)r.used;
 }
