@@ -362,7 +362,9 @@ static void describe_structure(const lt_graph *o, const lt_graph *g, uint32_t i,
     }
     describe_node(o, i, was, sizeof was);
     const lt_gnode *x = &o->nodes[i], *y = &g->nodes[i];
-    const char *what = x->kind == y->kind && x->op == y->op ? "other operands" : "another op";
+    const char *what = x->kind != y->kind || x->op != y->op ? "another op"
+                       : x->kind == LT_NODE_DATA        ? "another input"
+                                                        : "other operands";
     say(buf, cap, "different ops: at %s, the cached graph has %s (first difference: %s)", now, was, what);
 }
 
