@@ -722,7 +722,7 @@ typedef enum lt_compile_cause {
  * miss the new graph is compared with the graphs compiled most recently
  * (the last 16), and the nearest one names the first difference and the
  * public function that recorded it, e.g. "new shape: input 1 of the graph
- * (node 1, read by lt_matmul) is f32[104, 784], the cached graph's was
+ * (node 0, read by lt_matmul) is f32[104, 784], the cached graph's was
  * f32[128, 784]". LT_DEBUG=1 prints the same text under each cache miss;
  * each cause is counted ("CompileCauseFirst", "CompileCauseShape",
  * "CompileCauseDtype", "CompileCauseStructure", "CompileCauseScalar",

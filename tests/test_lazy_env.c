@@ -1,6 +1,7 @@
 /* test_lazy_env.c - LT_DEBUG prints why each sync happened (and why each
- * cache miss compiled), LT_IR_DUMP appends every synced graph to a file. Both are read from the environment,
- * so this program sets them before its first sync. */
+ * cache miss compiled), LT_IR_DUMP appends every synced graph to a file.
+ * Both are read from the environment, so this program sets them before its
+ * first sync. */
 #include "lt_test.h"
 
 #include <unistd.h>

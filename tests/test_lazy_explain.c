@@ -197,6 +197,25 @@ static void test_cause_live_outputs(void **state)
     LT_ASSERT_VALUES(b, 0, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7);
 }
 
+/* Ops recorded inside a composite public function are named by it. */
+static void test_cause_names_composite_function(void **state)
+{
+    (void)state;
+    char text[512];
+    for (int64_t rows = 3; rows <= 4; rows++) {
+        lt_scope_begin();
+        lt_tensor *loss = LT_OK_T(lt_mse_loss(input(rows, 13, 3, LT_F32), input(rows, 13, 1, LT_F32)));
+        assert_int_equal(lt_mark_step(), LT_OK);
+        lt_compile_cause cause = last_cause(text, sizeof text); /* before the read's own barrier */
+        LT_ASSERT_VALUES(loss, 0, 4);
+        lt_scope_end();
+        if (rows == 4) {
+            assert_int_equal(cause, LT_COMPILE_SHAPE);
+            ASSERT_CAUSE_HAS(text, "read by lt_mse_loss) is f32[4, 13], the cached graph's was f32[3, 13]");
+        }
+    }
+}
+
 /* A graph compiled again after the cache dropped it. */
 static void test_cause_evicted(void **state)
 {
@@ -304,6 +323,7 @@ int main(void)
         LT_TEST(test_cause_special_scalar),
         LT_TEST(test_cause_structure),
         LT_TEST(test_cause_live_outputs),
+        LT_TEST(test_cause_names_composite_function),
         LT_TEST(test_cause_evicted),
         LT_TEST(test_report_recompiles),
         LT_TEST(test_report_fallback),
