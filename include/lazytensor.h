@@ -720,8 +720,9 @@ typedef enum lt_compile_cause {
  * Why the latest lazy barrier compiled its graph, as text (snprintf
  * semantics; "" when that barrier found its program cached). On a cache
  * miss the new graph is compared with the graphs compiled most recently
- * (the last 16), and the nearest one names the first difference and the
- * public function that recorded it, e.g. "new shape: input 1 of the graph
+ * (the last 16, fewer when they are large), and the nearest one names the
+ * first difference and the public function that recorded it (lt_<op> for
+ * a function that records one op), e.g. "new shape: input 1 of the graph
  * (node 0, read by lt_matmul) is f32[104, 784], the cached graph's was
  * f32[128, 784]". LT_DEBUG=1 prints the same text under each cache miss;
  * each cause is counted ("CompileCauseFirst", "CompileCauseShape",

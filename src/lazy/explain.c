@@ -35,7 +35,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define HISTORY 16     /* graphs kept for comparison (copies) */
+#define HISTORY 16              /* graphs kept for comparison (copies) */
+#define HISTORY_NODES (1u << 16) /* ... holding this many nodes at most (about 26 MB), or one graph */
 #define WARMUP_STEPS 2 /* compiles in the first steps are expected */
 
 typedef struct seen_graph {
@@ -45,7 +46,8 @@ typedef struct seen_graph {
 } seen_graph;
 
 static seen_graph history[HISTORY];
-static unsigned history_next; /* the ring slot written next */
+static unsigned history_next; /* the ring slot written next: the oldest */
+static uint64_t history_nodes; /* nodes held by the ring */
 
 /* The latest barrier's cause, readable from any thread. */
 static pthread_mutex_t last_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -88,7 +90,11 @@ static void say(char *buf, size_t cap, const char *fmt, ...)
 
 /* ---- comparing two nodes at the same position --------------------------- */
 
-static const lt_gvalue *inputs_of(const lt_graph *g, const lt_gnode *n) { return &g->inputs[n->first_input]; }
+/* NULL while the graph has no operand at all (no arithmetic on NULL). */
+static const lt_gvalue *inputs_of(const lt_graph *g, const lt_gnode *n)
+{
+    return g->inputs ? &g->inputs[n->first_input] : NULL;
+}
 
 /* Same kind, op, operands (and leaf slot): the same place in the program. */
 static bool same_structure(const lt_graph *a, const lt_gnode *x, const lt_graph *b, const lt_gnode *y)
@@ -300,7 +306,8 @@ static void meta_text(const lt_meta *m, bool dtype_only, char *buf, size_t cap)
     if (dtype_only)
         say(buf, cap, "%s", lt_dtype_name((lt_dtype)m->dtype));
     else
-        say(buf, cap, "%s%s", lt_dtype_name((lt_dtype)m->dtype), lt_shape_str(m->shape, m->ndim, shape, sizeof shape));
+        say(buf, cap, "%s%s", lt_dtype_name((lt_dtype)m->dtype),
+            lt_shape_str(m->shape, m->ndim, shape, sizeof shape));
 }
 
 static void special_text(bool param, double v, char *buf, size_t cap)
@@ -452,11 +459,23 @@ static lt_compile_cause explain(const lt_graph *g, const lt_backend *be, char *b
     return bm.cause;
 }
 
+static void forget(seen_graph *s)
+{
+    if (s->g)
+        history_nodes -= s->g->nnodes;
+    lt_graph_free(s->g);
+    s->g = NULL;
+}
+
+/* Keeps a copy of g in the ring in place of the oldest graph, dropping
+ * more of the oldest while the ring would hold over HISTORY_NODES nodes. */
 static void remember(const lt_graph *g, const uint64_t key[2], const lt_backend *be)
 {
+    for (unsigned k = 0; k < HISTORY && (k == 0 || history_nodes + g->nnodes > HISTORY_NODES); k++)
+        forget(&history[(history_next + k) % HISTORY]);
     seen_graph *s = &history[history_next];
-    lt_graph_free(s->g);
     s->g = lt_graph_copy(g); /* NULL when out of memory: just not remembered */
+    history_nodes += s->g ? s->g->nnodes : 0;
     memcpy(s->key, key, sizeof s->key);
     s->backend = be;
     history_next = (history_next + 1) % HISTORY;

@@ -8,7 +8,6 @@
 #include "lazy/explain.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -165,23 +164,6 @@ void lt_metrics_reset(void)
 
 /* ---- the report ------------------------------------------------------------ */
 
-/* Appends to a report (snprintf semantics over the whole text). */
-typedef struct report {
-    char *buf;
-    size_t cap, used;
-} report;
-
-static void emit(report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void emit(report *r, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    bool room = r->buf && r->used < r->cap;
-    int w = vsnprintf(room ? r->buf + r->used : NULL, room ? r->cap - r->used : 0, fmt, ap);
-    va_end(ap);
-    r->used += w > 0 ? (size_t)w : 0;
-}
-
 /* "sort 3, topk 1": the ops counted as fallbacks. */
 static void fallback_names(char *buf, size_t cap)
 {
@@ -196,59 +178,58 @@ static void fallback_names(char *buf, size_t cap)
 }
 
 /* The usual problems of a lazy program, each flagged on a line. */
-static void report_problems(report *r)
+static void report_problems(lt_text *r)
 {
     int64_t late = lt_metrics_counter("CompilesAfterWarmup"), steps = lt_metrics_counter("Steps");
     int64_t fallbacks = lt_metrics_counter("Fallback"), growth = lt_metrics_counter("GraphSizeWarnings");
-    int warmup = lt_explain_warmup_steps();
     if (late <= 1 && fallbacks == 0 && growth == 0) {
-        emit(r, "Problems: none\n");
+        lt_text_put(r, "Problems: none\n");
         return;
     }
-    emit(r, "Problems:\n");
+    lt_text_put(r, "Problems:\n");
     if (late > 1) {
         char cause[512];
         lt_lazy_last_compile_cause(cause, sizeof cause);
-        emit(r,
-             "  recompiling: %lld compiles after the warm-up (the first %d of %lld steps); a steady loop "
-             "compiles at most once after it (a last, smaller batch). Latest cause: %s. Every cause: "
-             "LT_DEBUG=1 or lt_lazy_last_compile_cause\n",
-             (long long)late, warmup, (long long)steps, cause[0] ? cause : "(the latest barrier hit the cache)");
+        lt_text_put(r,
+                    "  recompiling: %lld compiles after the warm-up (the first %d of %lld steps); a steady loop "
+                    "compiles at most once after it (a last, smaller batch). Latest cause: %s. Every cause: "
+                    "LT_DEBUG=1 or lt_lazy_last_compile_cause\n",
+                    (long long)late, lt_explain_warmup_steps(), (long long)steps,
+                    cause[0] ? cause : "(the latest barrier hit the cache)");
     }
     if (fallbacks > 0) {
         char names[512];
         fallback_names(names, sizeof names);
-        emit(r,
-             "  fallback: %lld ops without a lowering ran eagerly on synced inputs (%s); each one cuts the "
-             "graph in two\n",
-             (long long)fallbacks, names);
+        lt_text_put(r,
+                    "  fallback: ops without a lowering ran eagerly on synced inputs (op and runs): %s; each run "
+                    "cuts the graph in two\n",
+                    names);
     }
     if (growth > 0)
-        emit(r,
-             "  growing graph: a graph grew past LT_GRAPH_WARN_NODES nodes without a barrier; end each step "
-             "with lt_mark_step() or lt_step_end() (or set LT_AUTO_BARRIER=1)\n");
+        lt_text_put(r, "  growing graph: a graph grew past LT_GRAPH_WARN_NODES nodes without a barrier; end each "
+                       "step with lt_mark_step() or lt_step_end() (or set LT_AUTO_BARRIER=1)\n");
 }
 
 int lt_metrics_report(char *buf, size_t cap)
 {
     char names[MAX_TIMERS][32];
     int n = 0;
-    report r = {buf, cap, 0};
-    emit(&r, "Counters:\n");
+    lt_text r = {buf, cap, 0};
+    lt_text_put(&r, "Counters:\n");
     pthread_mutex_lock(&metrics_lock);
     for (int i = 0; i < ncounters; i++)
         if (counters[i].value)
-            emit(&r, "  %-28s %lld\n", counters[i].name, (long long)counters[i].value);
+            lt_text_put(&r, "  %-28s %lld\n", counters[i].name, (long long)counters[i].value);
     for (int i = 0; i < ntimers; i++)
         snprintf(names[n++], sizeof names[0], "%s", timers[i]->name);
     pthread_mutex_unlock(&metrics_lock);
-    emit(&r, "Timers (ms):\n");
+    lt_text_put(&r, "Timers (ms):\n");
     for (int i = 0; i < n; i++) {
         lt_timer_stats s;
         lt_metrics_timer(names[i], &s);
         if (s.count)
-            emit(&r, "  %-22s count %-8lld total %10.3f  p50 %8.4f  p90 %8.4f  p99 %8.4f  max %8.4f\n", names[i],
-                 (long long)s.count, s.total_ms, s.p50_ms, s.p90_ms, s.p99_ms, s.max_ms);
+            lt_text_put(&r, "  %-22s count %-8lld total %10.3f  p50 %8.4f  p90 %8.4f  p99 %8.4f  max %8.4f\n",
+                        names[i], (long long)s.count, s.total_ms, s.p50_ms, s.p90_ms, s.p99_ms, s.max_ms);
     }
     report_problems(&r);
     return (int)r.used;
