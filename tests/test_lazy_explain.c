@@ -104,6 +104,48 @@ static void test_cause_shape(void **state)
     assert_int_equal(lt_lazy_set_backend("interp"), LT_OK);
 }
 
+/* A training step (linear layer, cross-entropy, backward, SGD) on a batch
+ * of `batch` rows; returns the cause of the step's compile, if any. */
+static lt_compile_cause training_step(lt_module *model, lt_optimizer *opt, int64_t batch, char *text, size_t cap)
+{
+    lt_scope_begin();
+    lt_tensor *x = input(batch, 6, 0.5, LT_F32);
+    lt_tensor *labels = LT_OK_T(lt_to(lt_zeros((int64_t[]){batch}, 1, LT_I64, lt_device_cpu()), lazy()));
+    lt_tensor *loss = LT_OK_T(lt_cross_entropy(LT_OK_T(lt_module_forward(model, x)), labels, 0.0));
+    assert_int_equal(lt_backward(loss, NULL), LT_OK);
+    assert_int_equal(lt_optim_step(opt), LT_OK);
+    assert_int_equal(lt_optim_zero_grad(opt), LT_OK);
+    lt_scope_end();
+    assert_int_equal(lt_mark_step(), LT_OK);
+    return last_cause(text, cap);
+}
+
+/* In a training step a new batch size also changes ops whose shapes are
+ * attributes (the loss gradient's); the cause named is an input. */
+static void test_cause_shape_training_step(void **state)
+{
+    (void)state;
+    lt_module *model = lt_nn_linear(6, 3, true, lazy());
+    assert_non_null(model);
+    lt_tensor *params[2];
+    assert_int_equal(lt_module_parameters(model, params, NULL, 2), 2);
+    lt_optimizer *opt = lt_optim_sgd(params, 2, 0.1, 0.0, 0.0, false);
+    assert_non_null(opt);
+    char text[512];
+    for (int i = 0; i < 2; i++)
+        training_step(model, opt, 128, text, sizeof text);
+    assert_int_equal(training_step(model, opt, 128, text, sizeof text), LT_COMPILE_NONE);
+    assert_int_equal(training_step(model, opt, 104, text, sizeof text), LT_COMPILE_SHAPE);
+    ASSERT_CAUSE_HAS(text, "new shape: input ");
+    bool labels = strstr(text, "is i64[104], the cached graph's was i64[128]") != NULL;
+    bool batch = strstr(text, "is f32[104, 6], the cached graph's was f32[128, 6]") != NULL;
+    if (!labels && !batch)
+        fail_msg("cause \"%s\" names neither input", text);
+    ASSERT_CAUSE_HAS(text, "2 of them inputs");
+    lt_optim_free(opt);
+    lt_module_free(model);
+}
+
 /* y = x * 3 for x of dtype dt, ended by a step. */
 static void scaled_step(lt_dtype dt, double scale)
 {
@@ -326,6 +368,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         LT_TEST(test_first_compile), /* first: nothing compiled before it */
         LT_TEST(test_cause_shape),
+        LT_TEST(test_cause_shape_training_step),
         LT_TEST(test_cause_dtype),
         LT_TEST(test_cause_special_scalar),
         LT_TEST(test_cause_structure),

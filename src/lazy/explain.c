@@ -168,6 +168,7 @@ typedef struct match {
     lt_compile_cause cause;
     uint32_t node;     /* the first differing node of the new graph, or UINT32_MAX */
     uint32_t ndiff;    /* same structure: how many nodes differ */
+    uint32_t ninputs;  /* ... of them inputs (data leaves) */
 } match;
 
 static bool same_roots(const lt_graph *a, const lt_graph *b)
@@ -231,17 +232,24 @@ static bool same_node_set(const lt_graph *a, const lt_graph *b)
     return same;
 }
 
-/* Old graph o against the new graph g, which share the structure. */
+/* Old graph o against the new graph g, which share the structure. The
+ * first differing input (data leaf) is named before any op: a batch of
+ * another size also changes ops whose shapes are attributes (the ones of
+ * a loss's gradient), and the input is the cause. */
 static match compare_same_structure(const lt_graph *o, const lt_graph *g)
 {
-    match m = {1, 0, LT_COMPILE_NONE, UINT32_MAX, 0};
+    match m = {1, 0, LT_COMPILE_NONE, UINT32_MAX, 0, 0};
+    bool leaf_named = false;
     for (uint32_t i = 0; i < g->nnodes; i++) {
         lt_compile_cause c = node_difference(&o->nodes[i], &g->nodes[i]);
         if (c == LT_COMPILE_NONE)
             continue;
-        if (m.ndiff++ == 0) {
+        bool leaf = g->nodes[i].kind == LT_NODE_DATA;
+        m.ninputs += leaf;
+        if (m.ndiff++ == 0 || (leaf && !leaf_named)) {
             m.cause = c;
             m.node = i;
+            leaf_named = leaf;
         }
     }
     m.score = m.ndiff;
@@ -261,8 +269,8 @@ static match compare_graphs(const lt_graph *o, const lt_graph *g)
     if (prefix == g->nnodes && prefix == o->nnodes)
         return compare_same_structure(o, g);
     if (same_node_set(o, g))
-        return (match){2, 0, LT_COMPILE_OUTPUTS, UINT32_MAX, 0};
-    return (match){3, UINT32_MAX - prefix, LT_COMPILE_STRUCTURE, prefix, 0};
+        return (match){2, 0, LT_COMPILE_OUTPUTS, UINT32_MAX, 0, 0};
+    return (match){3, UINT32_MAX - prefix, LT_COMPILE_STRUCTURE, prefix, 0, 0};
 }
 
 static bool nearer(const match *a, const match *b)
@@ -337,9 +345,10 @@ static void describe_scalar(const lt_gnode *o, const lt_gnode *n, const char *wh
              where, now, was);
 }
 
-static void describe_meta(lt_compile_cause c, const lt_gnode *o, const lt_gnode *n, const char *where,
-                          uint32_t ndiff, char *buf, size_t cap)
+static void describe_meta(const match *m, const lt_gnode *o, const lt_gnode *n, const char *where, char *buf,
+                          size_t cap)
 {
+    lt_compile_cause c = m->cause;
     bool dtype = c == LT_COMPILE_DTYPE;
     int k = 0;
     while (k < n->nout - 1 && same_meta(&o->out[k], &n->out[k], dtype))
@@ -347,8 +356,8 @@ static void describe_meta(lt_compile_cause c, const lt_gnode *o, const lt_gnode 
     char was[192], now[192], more[64] = "";
     meta_text(&o->out[k], dtype, was, sizeof was);
     meta_text(&n->out[k], dtype, now, sizeof now);
-    if (ndiff > 1)
-        say(more, sizeof more, "; %u nodes differ in all", ndiff);
+    if (m->ndiff > 1)
+        say(more, sizeof more, "; %u nodes differ in all, %u of them inputs", m->ndiff, m->ninputs);
     say(buf, cap, "new %s: %s %s %s, the cached graph's was %s%s", dtype ? "dtype" : "shape", where,
              n->kind == LT_NODE_OP ? "gives" : "is", now, was, more);
 }
@@ -408,7 +417,7 @@ static void describe(const match *m, const seen_graph *s, const lt_graph *g, con
     switch (m->cause) {
     case LT_COMPILE_SHAPE: case LT_COMPILE_DTYPE:
         describe_node(g, m->node, where, sizeof where);
-        describe_meta(m->cause, &o->nodes[m->node], &g->nodes[m->node], where, m->ndiff, buf, cap);
+        describe_meta(m, &o->nodes[m->node], &g->nodes[m->node], where, buf, cap);
         break;
     case LT_COMPILE_SCALAR:
         describe_node(g, m->node, where, sizeof where);
@@ -440,7 +449,7 @@ static void describe(const match *m, const seen_graph *s, const lt_graph *g, con
 static lt_compile_cause explain(const lt_graph *g, const lt_backend *be, char *buf, size_t cap)
 {
     const seen_graph *best = NULL;
-    match bm = {4, 0, LT_COMPILE_FIRST, UINT32_MAX, 0};
+    match bm = {4, 0, LT_COMPILE_FIRST, UINT32_MAX, 0, 0};
     for (unsigned k = 1; k <= HISTORY; k++) { /* most recent first: it wins ties */
         const seen_graph *s = &history[(history_next + HISTORY - k) % HISTORY];
         if (!s->g)
