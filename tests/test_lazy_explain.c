@@ -193,6 +193,16 @@ static void test_cause_special_scalar(void **state)
     ASSERT_CAUSE_HAS(text, "is now 1 (compiled into the program), was 0.5 (a runtime parameter)");
     assert_int_equal(lt_metrics_counter("CompileCauseScalar"), before + 1);
     LT_ASSERT_VALUES(y, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1);
+    /* a float attribute (add's alpha) is specialised the same way */
+    y = LT_OK_T(lt_add_scaled(x, x, 0.5));
+    assert_int_equal(lt_mark_step(), LT_OK);
+    y = LT_OK_T(lt_add_scaled(x, x, 0));
+    assert_int_equal(lt_mark_step(), LT_OK);
+    assert_int_equal(last_cause(text, sizeof text), LT_COMPILE_SCALAR);
+    ASSERT_CAUSE_HAS(text, "a scalar became special: node 1 (add, recorded by lt_add) is now 0 (compiled into the "
+                           "program), was 0.5 (a runtime parameter)");
+    assert_int_equal(lt_metrics_counter("CompileCauseScalar"), before + 2);
+    LT_ASSERT_VALUES(y, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1);
 }
 
 static void test_cause_structure(void **state)

@@ -200,6 +200,8 @@ static uint64_t *node_hashes(const lt_graph *g)
         }
         for (int k = 0; n->kind == LT_NODE_OP && k < n->attrs.ni; k++)
             lt_ir_hash_u64(s, (uint64_t)n->attrs.i[k]);
+        for (int k = 0; n->kind == LT_NODE_OP && k < n->attrs.nf; k++) /* parameter, or 0 / 1 baked in */
+            lt_ir_hash_u64(s, n->attr_param[k] >= 0 ? 0x5ca1a2ull : (uint64_t)(n->attrs.f[k] + 2));
         const lt_gvalue *in = inputs_of(g, n);
         for (uint32_t k = 0; k < n->nin; k++)
             lt_ir_hash_u64(s, h[in[k].node] ^ in[k].out);
@@ -291,7 +293,7 @@ static uint32_t first_reader(const lt_graph *g, uint32_t node)
     return UINT32_MAX;
 }
 
-/* "node 7 (mul, recorded by lt_mul_scalar)"; leaves and scalars are named
+/* "node 7 (mul, recorded by lt_mul)"; leaves and scalars are named
  * by their first reader. */
 static void describe_node(const lt_graph *g, uint32_t i, char *buf, size_t cap)
 {
