@@ -31,7 +31,6 @@
  */
 #include "lazy/explain.h"
 
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -78,15 +77,9 @@ int lt_gnode_public_name(const lt_gnode *n, char *buf, size_t cap)
                     n->origin_backward ? " (backward)" : "");
 }
 
-/* snprintf into a message buffer, where cutting a long text short is fine. */
-static void say(char *buf, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void say(char *buf, size_t cap, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, cap, fmt, ap);
-    va_end(ap);
-}
+/* snprintf into a message buffer, where cutting a long text short is fine
+ * (no truncation warning: lt_text_put formats through vsnprintf). */
+#define say(buf, cap, ...) lt_text_put(&(lt_text){(buf), (cap), 0}, __VA_ARGS__)
 
 /* ---- comparing two nodes at the same position --------------------------- */
 
