@@ -420,27 +420,11 @@ static void executor_wait(exec_job *j)
     pthread_mutex_unlock(&executor.lock);
 }
 
-/* Sets the error of a failed execution: the public function that recorded
- * the failing node (when the backend names it and it is not the op itself),
- * the op it was lowered to with the kernel's message, and the call that
- * forced the barrier. */
+/* Sets the error of a failed execution (see lt_explain_failure). */
 static void report_failure(const exec_job *j)
 {
-    char forced[160];
-    snprintf(forced, sizeof forced, "while running the lazy %s forced by %s%s", j->step ? "step" : "graph",
-             strncmp(j->why, "lt_", 3) == 0 ? "" : "lt_", j->why);
     const lt_gnode *n = j->args.failed_node < j->graph->nnodes ? &j->graph->nodes[j->args.failed_node] : NULL;
-    if (!n || !n->origin) {
-        lt_error(j->status, "%s (%s)", j->error, forced);
-        return;
-    }
-    char who[96];
-    lt_gnode_public_name(n, who, sizeof who);
-    const char *op = lt_op_name((lt_op)n->op);
-    size_t len = strlen(op);
-    bool op_named = strncmp(j->error, op, len) == 0 && j->error[len] == ':'; /* "gather: index 5 ..." */
-    lt_error(j->status, "%s: failed when run (lowered to %s%s%s) (%s)", who, op_named ? "" : op,
-             op_named ? "" : ": ", j->error, forced);
+    lt_explain_failure(j->status, n, j->error, j->step, j->why);
 }
 
 /* Records node i of the job's graph in the arena again (at[] maps graph

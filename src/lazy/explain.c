@@ -4,8 +4,8 @@
  * A graph compiles when its key is not in the program cache. The key says
  * nothing a person can read, so on a miss (and only then: a cache hit and
  * tracing cost nothing here) the new canonical graph is compared with the
- * graphs compiled most recently (copies in a ring of HISTORY), and the
- * nearest one names the cause:
+ * graphs compiled most recently (copies in a ring of HISTORY, holding at
+ * most HISTORY_NODES nodes), and the nearest one names the cause:
  *
  *   shape / dtype  an input (a data leaf) or an op's result has another
  *                  shape or dtype: the input, its first reader and both
@@ -28,6 +28,9 @@
  * ("CompileCause<Cause>"), kept for lt_lazy_last_compile_cause and printed
  * under LT_DEBUG. Compiles after the warm-up (the first WARMUP_STEPS step
  * barriers) are counted too, for lt_metrics_report's problems section.
+ *
+ * A program that fails at run time is reported here too, under the public
+ * function that recorded the failing node and the op it was lowered to.
  */
 #include "lazy/explain.h"
 
@@ -483,6 +486,26 @@ static void remember(const lt_graph *g, const uint64_t key[2], const lt_backend 
     memcpy(s->key, key, sizeof s->key);
     s->backend = be;
     history_next = (history_next + 1) % HISTORY;
+}
+
+/* ---- run-time failures ------------------------------------------------------- */
+
+void lt_explain_failure(lt_status status, const lt_gnode *n, const char *error, bool step, const char *why)
+{
+    char forced[160];
+    say(forced, sizeof forced, "while running the lazy %s forced by %s%s", step ? "step" : "graph",
+        strncmp(why, "lt_", 3) == 0 ? "" : "lt_", why);
+    if (!n || !n->origin) {
+        lt_error(status, "%s (%s)", error, forced);
+        return;
+    }
+    char who[96];
+    lt_gnode_public_name(n, who, sizeof who);
+    const char *op = lt_op_name((lt_op)n->op);
+    size_t len = strlen(op);
+    bool op_named = strncmp(error, op, len) == 0 && error[len] == ':'; /* "gather: index 5 ..." */
+    lt_error(status, "%s: failed when run (lowered to %s%s%s) (%s)", who, op_named ? "" : op, op_named ? "" : ": ",
+             error, forced);
 }
 
 /* ---- hooks and the public API --------------------------------------------- */

@@ -1,4 +1,5 @@
-/* explain.h - why a graph compiled (explain.c): hooks for the barrier. */
+/* explain.h - why a graph compiled, and what failed at run time (explain.c):
+ * hooks for the barrier. */
 #ifndef LT_LAZY_EXPLAIN_H
 #define LT_LAZY_EXPLAIN_H
 
@@ -15,6 +16,13 @@ void lt_explain_cache_hit(void);
 void lt_explain_step_done(void);
 /* Steps whose compiles are expected (lt_metrics_report's problems). */
 int lt_explain_warmup_steps(void);
+/* Sets the error of a program that failed at run time in node n (NULL:
+ * unknown) with the kernel's message `error`: the public function that
+ * recorded n and the op it was lowered to, e.g. "lt_cross_entropy: failed
+ * when run (lowered to gather: index 5 ...)", or the kernel's message
+ * alone when n's function is its op's own (lt_gather); then the barrier
+ * (`step` or not) and the call that forced it (`why`). */
+void lt_explain_failure(lt_status status, const lt_gnode *n, const char *error, bool step, const char *why);
 /* LT_DEBUG is set (read once). */
 bool lt_lazy_debug(void);
 /* The public function that recorded op node n: "lt_cross_entropy",
