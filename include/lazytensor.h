@@ -621,10 +621,13 @@ lt_status lt_print(lt_tensor *t);
  * one by one: a read computes only what it needs), data stays data, no
  * in-place update is applied twice and no buffer is reused (a step with
  * such ops donates only after checking their indices). The message
- * names the public function that recorded the failing op and the call that
- * forced the barrier, e.g. "cross_entropy: gather: index 5 is out of range
- * for dim 1 of size 3 (expected 0..2) (while running the lazy step forced
- * by lt_mark_step)". The failing values stay pending, so the next barrier
+ * names the public function that recorded the failing op, the op it was
+ * lowered to and the call that forced the barrier, e.g. "lt_cross_entropy:
+ * failed when run (lowered to gather: index 5 is out of range for dim 1 of
+ * size 3 (expected 0..2)) (while running the lazy step forced by
+ * lt_mark_step)"; a function that records one op of its own name (lt_gather)
+ * is named by the kernel's message alone ("gather: index 5 ..."). The
+ * failing values stay pending, so the next barrier
  * fails again until they die or lt_lazy_discard drops them.
  */
 lt_status lt_mark_step(void);
@@ -701,6 +704,38 @@ lt_status lt_lazy_set_cache_size(int n);
  */
 lt_status lt_lazy_release_thread(void);
 
+/** Why the lazy device compiled a graph (see lt_lazy_last_compile_cause). */
+typedef enum lt_compile_cause {
+    LT_COMPILE_NONE = 0,   /* the latest barrier found its program cached */
+    LT_COMPILE_FIRST,      /* nothing compiled before to compare with */
+    LT_COMPILE_SHAPE,      /* an input (or an op's result) has a new shape */
+    LT_COMPILE_DTYPE,      /* ... a new dtype */
+    LT_COMPILE_STRUCTURE,  /* another op, other operands or other attributes */
+    LT_COMPILE_SCALAR,     /* a scalar became special: 0 and 1 are compiled in */
+    LT_COMPILE_OUTPUTS,    /* the same ops, another set of live outputs */
+    LT_COMPILE_EVICTED     /* the same graph, dropped from the program cache
+                              (or compiled for another backend) */
+} lt_compile_cause;
+/**
+ * Why the latest lazy barrier compiled its graph, as text (snprintf
+ * semantics; "" when that barrier found its program cached). On a cache
+ * miss the new graph is compared with the graphs compiled most recently
+ * (the last 16, fewer when they are large), and the nearest one names the
+ * first difference and the public function that recorded it (lt_<op> for
+ * a function that records one op), e.g. "new shape: input 1 of the graph
+ * (node 0, read by lt_matmul) is f32[104, 784], the cached graph's was
+ * f32[128, 784]". LT_DEBUG=1 prints the same text under each cache miss;
+ * each cause is counted ("CompileCauseFirst", "CompileCauseShape",
+ * "CompileCauseDtype", "CompileCauseStructure", "CompileCauseScalar",
+ * "CompileCauseOutputs", "CompileCauseEvicted"). Only barriers' own programs
+ * count, not the small programs that check indices before a step. Any
+ * thread may call it. Returns -1 (LT_ERR_NULL) if buf is NULL and cap > 0.
+ */
+int lt_lazy_last_compile_cause(char *buf, size_t cap);
+/** The cause of lt_lazy_last_compile_cause as a value (LT_COMPILE_NONE
+ *  after a cache hit). Any thread may call it. */
+lt_compile_cause lt_lazy_last_compile_kind(void);
+
 /** Value of a counter: "CachedCompile", "UncachedCompile", "MarkStep",
  *  "Barrier", "Fallback" (all ops), "Fallback.<op>", "TensorsCreated",
  *  "TensorsDestroyed", "TransferToDevice", "TransferFromDevice",
@@ -709,7 +744,10 @@ lt_status lt_lazy_release_thread(void);
  *  (tensors dropped by lt_lazy_discard), "IndexChecks" (index operands
  *  checked before a step that donates), "GraphSizeWarnings" and
  *  "AutoBarriers" (a graph grown past LT_GRAPH_WARN_NODES without a
- *  barrier: the warning, and the barriers LT_AUTO_BARRIER=1 inserted);
+ *  barrier: the warning, and the barriers LT_AUTO_BARRIER=1 inserted),
+ *  "Steps" (step barriers: lt_mark_step, lt_barrier, lt_step_end),
+ *  "CompilesAfterWarmup" (compiles once 2 steps have ended), and
+ *  "CompileCause<Cause>" (see lt_lazy_last_compile_cause);
  *  with the cpu backend also "Kernels"
  *  (of the last compiled program), "KernelFunctions" (the functions its
  *  kernels share), "KernelCalls", "ProgramBytes" (its
@@ -734,7 +772,18 @@ typedef struct lt_timer_stats {
 lt_status lt_metrics_timer(const char *name, lt_timer_stats *out);
 /** Resets every counter and timer. */
 void lt_metrics_reset(void);
-/** A text report of every non-zero counter and timer (snprintf semantics). */
+/**
+ * A text report of every non-zero counter and timer, then a "Problems:"
+ * section (snprintf semantics) that flags, each on a line of its own:
+ *  - "recompiling": more than one compile after the warm-up (the first 2
+ *    step barriers), with the latest compile's cause; a steady training
+ *    loop compiles nothing after warm-up, or once (a last, smaller batch);
+ *  - "fallback": ops without a lowering that ran eagerly, by name and
+ *    count ("Fallback.<op>");
+ *  - "growing graph": a graph grew past LT_GRAPH_WARN_NODES nodes without
+ *    a barrier ("GraphSizeWarnings").
+ * The section reads "Problems: none" when nothing is flagged.
+ */
 int lt_metrics_report(char *buf, size_t cap);
 
 /**

@@ -1,6 +1,7 @@
-/* test_lazy_env.c - LT_DEBUG prints why each sync happened, LT_IR_DUMP
- * appends every synced graph to a file. Both are read from the environment,
- * so this program sets them before its first sync. */
+/* test_lazy_env.c - LT_DEBUG prints why each sync happened (and why each
+ * cache miss compiled), LT_IR_DUMP appends every synced graph to a file.
+ * Both are read from the environment, so this program sets them before its
+ * first sync. */
 #include "lt_test.h"
 
 #include <unistd.h>
@@ -36,7 +37,9 @@ static void test_debug_and_dump(void **state)
     const char *log = slurp(log_path);
     assert_non_null(log);
     assert_non_null(strstr(log, "lazytensor: sync forced by lt_item: "));
-    assert_non_null(strstr(log, "cache miss (compiling)"));
+    assert_non_null(strstr(log, "cache miss (compiling)\nlazytensor:   compiled because: the first graph compiled"));
+    /* the step's graph is explained against the read's */
+    assert_non_null(strstr(log, "compiled because: different ops: at "));
     assert_non_null(strstr(log, "sync forced by lt_mark_step"));
     assert_non_null(strstr(log, "cache hit"));
     const char *dump = slurp(dump_path);

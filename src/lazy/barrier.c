@@ -8,6 +8,7 @@
  * root tensor its result buffer.
  */
 #include "compiler/compiler.h"
+#include "lazy/explain.h"
 #include "lazy/graph.h"
 
 #include <stdlib.h>
@@ -151,12 +152,7 @@ static cache_entry *cache_compile(const lt_gbuild *b, bool count)
 
 static void debug_line(const char *why, const lt_gbuild *b, bool hit)
 {
-    static int enabled = -1;
-    if (enabled < 0) {
-        const char *v = getenv("LT_DEBUG");
-        enabled = v && *v && strcmp(v, "0") != 0;
-    }
-    if (enabled)
+    if (lt_lazy_debug())
         fprintf(stderr, "lazytensor: sync forced by %s%s: %u nodes, %u outputs, %s\n",
                 strncmp(why, "lt_", 3) == 0 ? "" : "lt_", why, b->g.nnodes, b->g.nroots,
                 hit ? "cache hit" : "cache miss (compiling)");
@@ -424,19 +420,11 @@ static void executor_wait(exec_job *j)
     pthread_mutex_unlock(&executor.lock);
 }
 
-/* Sets the error of a failed execution: the public function that recorded
- * the failing node (when the backend names it), the kernel's message, and
- * the call that forced the barrier. */
+/* Sets the error of a failed execution (see lt_explain_failure). */
 static void report_failure(const exec_job *j)
 {
-    char origin[96] = "";
-    if (j->args.failed_node < j->graph->nnodes) {
-        const lt_gnode *n = &j->graph->nodes[j->args.failed_node];
-        if (n->origin)
-            snprintf(origin, sizeof origin, "%s%s: ", n->origin, n->origin_backward ? " (backward)" : "");
-    }
-    lt_error(j->status, "%s%s (while running the lazy %s forced by %s%s)", origin, j->error,
-             j->step ? "step" : "graph", strncmp(j->why, "lt_", 3) == 0 ? "" : "lt_", j->why);
+    const lt_gnode *n = j->args.failed_node < j->graph->nnodes ? &j->graph->nodes[j->args.failed_node] : NULL;
+    lt_explain_failure(j->status, n, j->error, j->step, j->why);
 }
 
 /* Records node i of the job's graph in the arena again (at[] maps graph
@@ -738,10 +726,12 @@ static lt_status run_barrier(bool step, bool wait, const char *why, lt_tensor *c
             cache_entry *e = cache_find(b.key); /* after the checks, which may evict programs */
             debug_line(why, &b, e != NULL);
             dump_graph(why, &b);
-            if (e)
+            if (e) {
                 lt_metric_add("CachedCompile", 1);
-            else
-                e = cache_compile(&b, true);
+                lt_explain_cache_hit();
+            } else if ((e = cache_compile(&b, true))) {
+                lt_explain_compiled(&b.g, b.key, e->backend);
+            }
             lt_metric_set("GraphNodes", b.g.nnodes);
             lt_metric_set("ProgramOutputs", b.g.nroots);
             st = e ? execute(&b, e, step, donate, wait, why, roots) : lt_last_status();
@@ -782,12 +772,18 @@ lt_status lt_lazy_barrier(bool step, const char *why) { return lt_lazy_barrier_w
 lt_status lt_mark_step(void)
 {
     lt_metric_add("MarkStep", 1);
-    return lt_lazy_barrier(true, "lt_mark_step");
+    lt_status st = lt_lazy_barrier(true, "lt_mark_step");
+    if (lt_lazy_try_own()) /* not a step for a thread the device refused */
+        lt_explain_step_done();
+    return st;
 }
 
 lt_status lt_barrier(bool wait)
 {
-    return lt_lazy_barrier_async(true, wait, "lt_barrier", NULL, 0);
+    lt_status st = lt_lazy_barrier_async(true, wait, "lt_barrier", NULL, 0);
+    if (lt_lazy_try_own())
+        lt_explain_step_done();
+    return st;
 }
 
 /* A non-view tensor whose pending value is dropped goes back to its last

@@ -14,13 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct out_buf {
-    char *buf;
-    size_t cap, used;
-} out_buf;
-
-static void put(out_buf *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void put(out_buf *o, const char *fmt, ...)
+void lt_text_put(lt_text *o, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -31,12 +25,12 @@ static void put(out_buf *o, const char *fmt, ...)
         o->used += (size_t)w;
 }
 
-static void put_meta(out_buf *o, const lt_meta *m)
+static void put_meta(lt_text *o, const lt_meta *m)
 {
-    put(o, "%s[", lt_dtype_name((lt_dtype)m->dtype));
+    lt_text_put(o, "%s[", lt_dtype_name((lt_dtype)m->dtype));
     for (int d = 0; d < m->ndim; d++)
-        put(o, d ? ",%lld" : "%lld", (long long)m->shape[d]);
-    put(o, "]");
+        lt_text_put(o, d ? ",%lld" : "%lld", (long long)m->shape[d]);
+    lt_text_put(o, "]");
 }
 
 static const char *node_name(const lt_gnode *n)
@@ -48,87 +42,87 @@ static const char *node_name(const lt_gnode *n)
     return lt_op_name((lt_op)n->op);
 }
 
-static void put_attrs(out_buf *o, const lt_gnode *n, const double *scalars)
+static void put_attrs(lt_text *o, const lt_gnode *n, const double *scalars)
 {
     const lt_attrs *a = &n->attrs;
     if (n->kind == LT_NODE_SCALAR) {
         if (n->slot < 0)
-            put(o, ", value=%g", n->scalar);
+            lt_text_put(o, ", value=%g", n->scalar);
         else
-            put(o, ", param=%d, value=%g", n->slot, scalars ? scalars[n->slot] : 0.0);
+            lt_text_put(o, ", param=%d, value=%g", n->slot, scalars ? scalars[n->slot] : 0.0);
         return;
     }
     if (n->kind != LT_NODE_OP)
         return;
     if (a->ni) {
-        put(o, ", %s=(", n->op == LT_OP_PERMUTE ? "dims" : n->op == LT_OP_VIEW || n->op == LT_OP_EXPAND ? "size" : "i");
+        lt_text_put(o, ", %s=(", n->op == LT_OP_PERMUTE ? "dims" : n->op == LT_OP_VIEW || n->op == LT_OP_EXPAND ? "size" : "i");
         for (int k = 0; k < a->ni; k++)
-            put(o, k ? ", %lld" : "%lld", (long long)a->i[k]);
-        put(o, ")");
+            lt_text_put(o, k ? ", %lld" : "%lld", (long long)a->i[k]);
+        lt_text_put(o, ")");
     }
     for (int k = 0; k < a->nf; k++) {
         if (n->attr_param[k] >= 0)
-            put(o, ", f%d=param%d", k, n->attr_param[k]);
+            lt_text_put(o, ", f%d=param%d", k, n->attr_param[k]);
         else
-            put(o, ", f%d=%g", k, a->f[k]);
+            lt_text_put(o, ", f%d=%g", k, a->f[k]);
     }
     if (a->dtype >= 0)
-        put(o, ", dtype=%s", lt_dtype_name((lt_dtype)a->dtype));
+        lt_text_put(o, ", dtype=%s", lt_dtype_name((lt_dtype)a->dtype));
     if (a->flag)
-        put(o, ", flag=%d", a->flag);
+        lt_text_put(o, ", flag=%d", a->flag);
 }
 
 int lt_graph_text(const lt_graph *g, const double *scalars, char *buf, size_t cap)
 {
-    out_buf o = {buf, cap, 0};
+    lt_text o = {buf, cap, 0};
     if (buf && cap)
         buf[0] = '\0';
-    put(&o, "IR {\n");
+    lt_text_put(&o, "IR {\n");
     for (uint32_t i = 0; i < g->nnodes; i++) {
         const lt_gnode *n = &g->nodes[i];
-        put(&o, "  %%%u = ", i);
+        lt_text_put(&o, "  %%%u = ", i);
         if (n->nout > 1)
-            put(&o, "(");
+            lt_text_put(&o, "(");
         for (int k = 0; k < n->nout; k++) {
             if (k)
-                put(&o, ", ");
+                lt_text_put(&o, ", ");
             put_meta(&o, &n->out[k]);
         }
-        put(&o, n->nout > 1 ? ") %s(" : " %s(", node_name(n));
+        lt_text_put(&o, n->nout > 1 ? ") %s(" : " %s(", node_name(n));
         for (uint32_t k = 0; k < n->nin; k++) {
             lt_gvalue v = g->inputs[n->first_input + k];
             const lt_gnode *src = &g->nodes[v.node];
-            put(&o, src->nout > 1 ? "%s%%%u.%u" : "%s%%%u", k ? ", " : "", v.node, v.out);
+            lt_text_put(&o, src->nout > 1 ? "%s%%%u.%u" : "%s%%%u", k ? ", " : "", v.node, v.out);
         }
-        put(&o, ")");
+        lt_text_put(&o, ")");
         put_attrs(&o, n, scalars);
         for (uint32_t r = 0; r < g->nroots; r++)
             if (g->roots[r].node == i)
-                put(&o, g->nodes[i].nout > 1 ? ", ROOT=%u(.%u)" : ", ROOT=%u", r, g->roots[r].out);
-        put(&o, "\n");
+                lt_text_put(&o, g->nodes[i].nout > 1 ? ", ROOT=%u(.%u)" : ", ROOT=%u", r, g->roots[r].out);
+        lt_text_put(&o, "\n");
     }
-    put(&o, "}\n");
+    lt_text_put(&o, "}\n");
     return (int)o.used;
 }
 
 int lt_graph_dot(const lt_graph *g, const double *scalars, char *buf, size_t cap)
 {
     (void)scalars;
-    out_buf o = {buf, cap, 0};
+    lt_text o = {buf, cap, 0};
     if (buf && cap)
         buf[0] = '\0';
-    put(&o, "digraph IR {\n  node [shape=box, fontname=monospace];\n");
+    lt_text_put(&o, "digraph IR {\n  node [shape=box, fontname=monospace];\n");
     for (uint32_t i = 0; i < g->nnodes; i++) {
         const lt_gnode *n = &g->nodes[i];
-        put(&o, "  n%u [label=\"%%%u = %s\\n", i, i, node_name(n));
+        lt_text_put(&o, "  n%u [label=\"%%%u = %s\\n", i, i, node_name(n));
         put_meta(&o, &n->out[0]);
-        put(&o, "\"%s];\n", n->kind == LT_NODE_DATA ? ", style=filled, fillcolor=lightgrey" : "");
+        lt_text_put(&o, "\"%s];\n", n->kind == LT_NODE_DATA ? ", style=filled, fillcolor=lightgrey" : "");
         for (uint32_t k = 0; k < n->nin; k++)
-            put(&o, "  n%u -> n%u;\n", g->inputs[n->first_input + k].node, i);
+            lt_text_put(&o, "  n%u -> n%u;\n", g->inputs[n->first_input + k].node, i);
     }
     for (uint32_t r = 0; r < g->nroots; r++)
-        put(&o, "  root%u [label=\"ROOT=%u\", shape=ellipse];\n  n%u -> root%u;\n", r, r, g->roots[r].node, r);
-    put(&o, "}\n");
+        lt_text_put(&o, "  root%u [label=\"ROOT=%u\", shape=ellipse];\n  n%u -> root%u;\n", r, r, g->roots[r].node, r);
+    lt_text_put(&o, "}\n");
     return (int)o.used;
 }
 

@@ -195,6 +195,14 @@ const struct lt_backend *lt_lazy_current_backend(void);
 
 /* ---- metrics --------------------------------------------------------------- */
 
+/* Text appended piece by piece with snprintf semantics over the whole text
+ * (buf may be NULL with cap 0; used counts what the whole text needs). */
+typedef struct lt_text {
+    char *buf;
+    size_t cap, used;
+} lt_text;
+void lt_text_put(lt_text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 void lt_metric_add(const char *name, int64_t delta);
 void lt_metric_set(const char *name, int64_t value);
 void lt_metric_time(const char *name, double ms);

@@ -5,7 +5,7 @@
  * last 4096 samples for percentiles. Both live in small fixed tables: the
  * set of names is small and known (per-op fallback counters add one each).
  */
-#include "lazy/lazy.h"
+#include "lazy/explain.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -162,33 +162,75 @@ void lt_metrics_reset(void)
     pthread_mutex_unlock(&metrics_lock);
 }
 
+/* ---- the report ------------------------------------------------------------ */
+
+/* "sort 3, topk 1": the ops counted as fallbacks. */
+static void fallback_names(char *buf, size_t cap)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    pthread_mutex_lock(&metrics_lock);
+    for (int i = 0; i < ncounters && used < cap; i++)
+        if (strncmp(counters[i].name, "Fallback.", 9) == 0 && counters[i].value)
+            used += (size_t)snprintf(buf + used, cap - used, "%s%s %lld", used ? ", " : "", counters[i].name + 9,
+                                     (long long)counters[i].value);
+    pthread_mutex_unlock(&metrics_lock);
+}
+
+/* The usual problems of a lazy program, each flagged on a line. */
+static void report_problems(lt_text *r)
+{
+    int64_t late = lt_metrics_counter("CompilesAfterWarmup"), steps = lt_metrics_counter("Steps");
+    int64_t fallbacks = lt_metrics_counter("Fallback"), growth = lt_metrics_counter("GraphSizeWarnings");
+    if (late <= 1 && fallbacks == 0 && growth == 0) {
+        lt_text_put(r, "Problems: none\n");
+        return;
+    }
+    lt_text_put(r, "Problems:\n");
+    if (late > 1) {
+        char cause[512];
+        lt_lazy_last_compile_cause(cause, sizeof cause);
+        lt_text_put(r,
+                    "  recompiling: %lld compiles after the warm-up (the first %d of %lld steps); a steady loop "
+                    "compiles at most once after it (a last, smaller batch). Latest cause: %s. Every cause: "
+                    "LT_DEBUG=1 or lt_lazy_last_compile_cause\n",
+                    (long long)late, lt_explain_warmup_steps(), (long long)steps,
+                    cause[0] ? cause : "(the latest barrier hit the cache)");
+    }
+    if (fallbacks > 0) {
+        char names[512];
+        fallback_names(names, sizeof names);
+        lt_text_put(r,
+                    "  fallback: ops without a lowering ran eagerly on synced inputs (op and runs): %s; each run "
+                    "cuts the graph in two\n",
+                    names);
+    }
+    if (growth > 0)
+        lt_text_put(r, "  growing graph: a graph grew past LT_GRAPH_WARN_NODES nodes without a barrier; end each "
+                       "step with lt_mark_step() or lt_step_end() (or set LT_AUTO_BARRIER=1)\n");
+}
+
 int lt_metrics_report(char *buf, size_t cap)
 {
     char names[MAX_TIMERS][32];
     int n = 0;
-    size_t used = 0;
-#define EMIT(...)                                                                              \
-    do {                                                                                       \
-        int w = snprintf(buf && used < cap ? buf + used : NULL, buf && used < cap ? cap - used : 0, \
-                         __VA_ARGS__);                                                         \
-        used += w > 0 ? (size_t)w : 0;                                                         \
-    } while (0)
-    EMIT("Counters:\n");
+    lt_text r = {buf, cap, 0};
+    lt_text_put(&r, "Counters:\n");
     pthread_mutex_lock(&metrics_lock);
     for (int i = 0; i < ncounters; i++)
         if (counters[i].value)
-            EMIT("  %-28s %lld\n", counters[i].name, (long long)counters[i].value);
+            lt_text_put(&r, "  %-28s %lld\n", counters[i].name, (long long)counters[i].value);
     for (int i = 0; i < ntimers; i++)
         snprintf(names[n++], sizeof names[0], "%s", timers[i]->name);
     pthread_mutex_unlock(&metrics_lock);
-    EMIT("Timers (ms):\n");
+    lt_text_put(&r, "Timers (ms):\n");
     for (int i = 0; i < n; i++) {
         lt_timer_stats s;
         lt_metrics_timer(names[i], &s);
         if (s.count)
-            EMIT("  %-22s count %-8lld total %10.3f  p50 %8.4f  p90 %8.4f  p99 %8.4f  max %8.4f\n", names[i],
-                 (long long)s.count, s.total_ms, s.p50_ms, s.p90_ms, s.p99_ms, s.max_ms);
+            lt_text_put(&r, "  %-22s count %-8lld total %10.3f  p50 %8.4f  p90 %8.4f  p99 %8.4f  max %8.4f\n",
+                        names[i], (long long)s.count, s.total_ms, s.p50_ms, s.p90_ms, s.p99_ms, s.max_ms);
     }
-#undef EMIT
-    return (int)used;
+    report_problems(&r);
+    return (int)r.used;
 }

@@ -143,6 +143,9 @@ lt_tensor *lt_mse_loss(lt_tensor *input, lt_tensor *target)
         return NULL;
     }
     lt_scope_begin();
+    lt_origin caller = lt_origin_enter(op); /* its ops are named by mse_loss (compile causes) */
     lt_tensor *diff = lt_sub(input, target);
-    return keep_and_close(lt_mean(lt_mul(diff, diff), NULL, 0, false));
+    lt_tensor *loss = lt_mean(lt_mul(diff, diff), NULL, 0, false);
+    lt_origin_restore(caller);
+    return keep_and_close(loss);
 }

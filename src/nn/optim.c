@@ -28,6 +28,7 @@
  * temporary outlives lt_optim_step, no tape is recorded, and on the lazy
  * device the update traces into the step's graph as substitutions.
  */
+#include "lazy/lazy.h"
 #include "nn/nn_internal.h"
 
 #include <math.h>
@@ -264,6 +265,7 @@ lt_status lt_optim_step(lt_optimizer *o)
     lt_status status = LT_OK;
     lt_no_grad_begin();
     lt_scope_begin();
+    lt_origin caller = lt_origin_enter("optim_step"); /* the update's ops are named by it */
     for (int i = 0; i < o->n && status == LT_OK; i++) {
         lt_tensor *p = o->params[i];
         lt_tensor *grad = lt_grad(p); /* NULL: no gradient, the parameter is skipped */
@@ -273,6 +275,7 @@ lt_status lt_optim_step(lt_optimizer *o)
         if (!ok)
             status = lt_last_status();
     }
+    lt_origin_restore(caller);
     lt_scope_end();
     lt_no_grad_end();
     return status;
