@@ -60,11 +60,9 @@ void lt_lazy_reset_if_idle(void)
 
 /* ---- registry ---------------------------------------------------------------- */
 
-static void on_death(lt_tensor *t)
+void lt_lazy_registry_unlink(lt_tensor *t)
 {
     lt_lazy *z = L(t);
-    if (!z)
-        return;
     if (z->prev)
         L(z->prev)->next = z->next;
     else
@@ -73,6 +71,33 @@ static void on_death(lt_tensor *t)
         L(z->next)->prev = z->prev;
     else
         registry_tail = z->prev;
+    z->prev = z->next = NULL;
+}
+
+void lt_lazy_registry_insert(lt_tensor *t)
+{
+    lt_tensor *after = registry_tail; /* the last tensor with a smaller id */
+    while (after && after->id > t->id)
+        after = L(after)->prev;
+    lt_lazy *z = L(t);
+    z->prev = after;
+    z->next = after ? L(after)->next : registry_head;
+    if (z->next)
+        L(z->next)->prev = t;
+    else
+        registry_tail = t;
+    if (after)
+        L(after)->next = t;
+    else
+        registry_head = t;
+}
+
+static void on_death(lt_tensor *t)
+{
+    lt_lazy *z = L(t);
+    if (!z)
+        return;
+    lt_lazy_registry_unlink(t);
     lt_metric_add("TensorsDestroyed", 1);
     lt_tensor *base = z->base;
     lt_storage_unref(z->future);
