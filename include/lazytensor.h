@@ -1127,6 +1127,28 @@ lt_status lt_save_safetensors(const char *path, lt_tensor *const *tensors, const
  */
 lt_status lt_load_safetensors(const char *path, lt_tensor *const *tensors, const char *const *names, int n);
 
+/**
+ * Saves the whole training state in one safetensors file (written as
+ * lt_save_safetensors does): the module's state dict as "model.<name>"
+ * (the names of lt_module_state), the optimizer's state as "optim.<name>"
+ * (lt_optim_state) and its learning rate as "optim.lr", and the random
+ * generator as "rng.state" (i64 [2]: seed and offset). o may be NULL
+ * (model and generator only). Training resumed with lt_checkpoint_load
+ * repeats what this run does next, bit for bit (dropout masks included).
+ */
+lt_status lt_checkpoint_save(const char *path, lt_module *m, lt_optimizer *o);
+/**
+ * Loads a file written by lt_checkpoint_save into m, o (NULL: only the
+ * model) and the random generator. Every name must be present with the
+ * same dtype and shape (the model and optimizer must be built as when
+ * saved; they may be on another device). The file is fully validated
+ * before anything is written: on error (missing file or name, wrong shape
+ * or dtype, corrupt data) the module, the optimizer (learning rate
+ * included) and the generator are untouched, and the message names the
+ * offending entry.
+ */
+lt_status lt_checkpoint_load(const char *path, lt_module *m, lt_optimizer *o);
+
 /** An in-memory labelled image dataset. */
 typedef struct lt_dataset {
     int64_t count, rows, cols;

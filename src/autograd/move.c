@@ -29,8 +29,6 @@ static lt_status check_target(const char *op, lt_device dev)
  * derived from its base). Lazy views of it keep the value they have now. */
 static lt_status check_movable(const char *op, lt_tensor *t, int index)
 {
-    if (lt_check_tensor(op, t, index) != LT_OK)
-        return lt_last_status();
     lt_lazy *z = t->lazy;
     if (!z)
         return LT_OK;
@@ -63,6 +61,8 @@ static bool planned(const move_plan *p, const lt_tensor *t)
  * there already. */
 static lt_status plan_one(const char *op, move_plan *p, lt_tensor *t, int index, lt_device dev)
 {
+    if (lt_check_tensor(op, t, index) != LT_OK)
+        return lt_last_status();
     if (lt_device_equal(t->device, dev) || planned(p, t))
         return LT_OK;
     if (check_movable(op, t, index) != LT_OK)
