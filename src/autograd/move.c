@@ -14,17 +14,6 @@
 
 #include <stdlib.h>
 
-static lt_status check_target(const char *op, lt_device dev)
-{
-    bool ok = dev.index == 0 &&
-              (dev.kind == LT_DEVICE_CPU || (dev.kind == LT_DEVICE_LAZY && lt_lazy_device_available));
-    if (ok)
-        return LT_OK;
-    char buf[32];
-    return lt_error(LT_ERR_DEVICE, "%s: device %s is not available (expected cpu:0 or lazy:0)", op,
-                    lt_device_str(dev, buf, sizeof buf));
-}
-
 /* A tensor can move in place unless it is a lazy view (its value is
  * derived from its base). Lazy views of it keep the value they have now. */
 static lt_status check_movable(const char *op, lt_tensor *t, int index)
@@ -86,7 +75,7 @@ static void release_copies(move_plan *p)
 
 lt_status lt_move_tensors(const char *op, lt_tensor *const *ts, int n, lt_device dev)
 {
-    if (check_target(op, dev) != LT_OK)
+    if (lt_device_check_available(op, dev) != LT_OK)
         return lt_last_status();
     if (n < 0 || (n > 0 && !ts))
         return lt_error(n < 0 ? LT_ERR_ARGUMENT : LT_ERR_NULL, "%s: %d tensors at %p", op, n, (void *)ts);

@@ -160,6 +160,9 @@ void lt_set_device_guard_hook(lt_device_kind kind, lt_device_guard_hook hook);
 
 /* Set by the lazy layer when it is linked in and initialized. */
 extern bool lt_lazy_device_available;
+/* LT_OK for a device tensors can be made on (cpu:0, or lazy:0 when the
+ * lazy layer is there), else LT_ERR_DEVICE naming op. */
+lt_status lt_device_check_available(const char *op, lt_device dev);
 
 /* Hook run when a tensor with autograd state dies (set by autograd). */
 typedef void (*lt_autograd_release_hook)(lt_tensor *t);

@@ -269,16 +269,7 @@ lt_module *lt_module_finish(lt_module *m)
     return NULL;
 }
 
-lt_status lt_nn_check_device(const char *op, lt_device dev)
-{
-    bool ok = dev.index == 0 &&
-              (dev.kind == LT_DEVICE_CPU || (dev.kind == LT_DEVICE_LAZY && lt_lazy_device_available));
-    if (ok)
-        return LT_OK;
-    char buf[32];
-    return lt_error(LT_ERR_DEVICE, "%s: device %s is not available (expected cpu:0 or lazy:0)", op,
-                    lt_device_str(dev, buf, sizeof buf));
-}
+lt_status lt_nn_check_device(const char *op, lt_device dev) { return lt_device_check_available(op, dev); }
 
 /* The first tensor owned by m or its descendants, or NULL. */
 static lt_tensor *first_tensor(const lt_module *m)

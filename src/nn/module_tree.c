@@ -106,19 +106,20 @@ static bool listing_of(const char *op, lt_module *m)
     return ensure_entries(m, op) == LT_OK;
 }
 
+lt_status lt_nn_check_list_args(const char *op, lt_tensor **tensors, const char **names, int max)
+{
+    if (max < 0)
+        return lt_error(LT_ERR_ARGUMENT, "%s: max is %d, expected >= 0", op, max);
+    if (max > 0 && !tensors && !names)
+        return lt_error(LT_ERR_NULL, "%s: tensors and names are both NULL with max = %d", op, max);
+    return LT_OK;
+}
+
 static int list_entries(const char *op, lt_module *m, bool with_buffers, lt_tensor **tensors,
                         const char **names, int max)
 {
-    if (!listing_of(op, m))
+    if (!listing_of(op, m) || lt_nn_check_list_args(op, tensors, names, max) != LT_OK)
         return -1;
-    if (max < 0) {
-        lt_error(LT_ERR_ARGUMENT, "%s: max is %d, expected >= 0", op, max);
-        return -1;
-    }
-    if (max > 0 && !tensors && !names) {
-        lt_error(LT_ERR_NULL, "%s: tensors and names are both NULL with max = %d", op, max);
-        return -1;
-    }
     int total = with_buffers ? m->nentries : m->nparams;
     for (int i = 0; i < total && i < max; i++) {
         if (tensors)

@@ -73,6 +73,10 @@ lt_status lt_nn_module_add_tensor(lt_module *m, const char *name, lt_tensor *t, 
 /* Adds a named child (takes ownership, even on failure). */
 lt_status lt_nn_module_add_child(lt_module *m, const char *name, lt_module *child);
 
+/* Checks the output arguments of a listing (lt_module_state,
+ * lt_optim_state): max >= 0, and somewhere to write when max > 0. */
+lt_status lt_nn_check_list_args(const char *op, lt_tensor **tensors, const char **names, int max);
+
 /* Checks a device argument of a layer constructor (error names op). */
 lt_status lt_nn_check_device(const char *op, lt_device dev);
 

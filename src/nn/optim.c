@@ -326,16 +326,8 @@ lt_status lt_optim_set_lr(lt_optimizer *o, double lr)
 int lt_optim_state(lt_optimizer *o, lt_tensor **tensors, const char **names, int max)
 {
     const char *op = "optim_state";
-    if (check_optimizer(op, o) != LT_OK)
+    if (check_optimizer(op, o) != LT_OK || lt_nn_check_list_args(op, tensors, names, max) != LT_OK)
         return -1;
-    if (max < 0) {
-        lt_error(LT_ERR_ARGUMENT, "%s: max is %d, expected >= 0", op, max);
-        return -1;
-    }
-    if (max > 0 && !tensors && !names) {
-        lt_error(LT_ERR_NULL, "%s: tensors and names are both NULL with max = %d", op, max);
-        return -1;
-    }
     int total = o->n * o->per_param;
     for (int i = 0; i < total && i < max; i++) {
         if (tensors)
