@@ -942,7 +942,8 @@ const char *lt_module_kind(const lt_module *m);
  * lt_persist does: pass a fresh result (inside a scope: of a call made in
  * that scope). Returns t, which m owns (valid until lt_module_free, also
  * across lt_module_to), or NULL: then m is marked failed (see
- * lt_module_finish) and t is released. A NULL m or t, or an m that already
+ * lt_module_finish) and t is released (unless lt_persist refused to take
+ * it: then it stays with its owner). A NULL m or t, or an m that already
  * failed, gives NULL and keeps the first error.
  */
 lt_tensor *lt_module_add_parameter(lt_module *m, const char *name, lt_tensor *t);

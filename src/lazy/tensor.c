@@ -15,16 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-static lt_tensor *registry_head, *registry_tail;
 static int64_t pending_tensors;
 static pthread_once_t lazy_once = PTHREAD_ONCE_INIT;
 
 static lt_lazy *L(const lt_tensor *t) { return (lt_lazy *)t->lazy; }
 
-/* The registry as this thread sees it: empty unless it owns the device
- * (taking it when nobody does). */
-lt_tensor *lt_lazy_registry_first(void) { return lt_lazy_try_own() ? registry_head : NULL; }
-lt_tensor *lt_lazy_registry_next(lt_tensor *t) { return L(t)->next; }
 int64_t lt_lazy_pending_count(void) { return pending_tensors; }
 
 /* ---- pending state -------------------------------------------------------- */
@@ -59,38 +54,6 @@ void lt_lazy_reset_if_idle(void)
 }
 
 /* ---- registry ---------------------------------------------------------------- */
-
-void lt_lazy_registry_unlink(lt_tensor *t)
-{
-    lt_lazy *z = L(t);
-    if (z->prev)
-        L(z->prev)->next = z->next;
-    else
-        registry_head = z->next;
-    if (z->next)
-        L(z->next)->prev = z->prev;
-    else
-        registry_tail = z->prev;
-    z->prev = z->next = NULL;
-}
-
-void lt_lazy_registry_insert(lt_tensor *t)
-{
-    lt_tensor *after = registry_tail; /* the last tensor with a smaller id */
-    while (after && after->id > t->id)
-        after = L(after)->prev;
-    lt_lazy *z = L(t);
-    z->prev = after;
-    z->next = after ? L(after)->next : registry_head;
-    if (z->next)
-        L(z->next)->prev = t;
-    else
-        registry_tail = t;
-    if (after)
-        L(after)->next = t;
-    else
-        registry_head = t;
-}
 
 static void on_death(lt_tensor *t)
 {
@@ -145,12 +108,7 @@ static lt_tensor *new_lazy(const lt_meta *m)
         return NULL;
     }
     t->lazy = z;
-    z->prev = registry_tail;
-    if (registry_tail)
-        L(registry_tail)->next = t;
-    else
-        registry_head = t;
-    registry_tail = t;
+    lt_lazy_registry_insert(t); /* the newest id: appended */
     lt_metric_add("TensorsCreated", 1);
     return t;
 }
