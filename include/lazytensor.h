@@ -16,8 +16,15 @@
  *    by the caller if the current scope is the outermost one), so a result
  *    survives the end of the scope that made it.
  *  - lt_retain(t) adds a reference owned by the caller; lt_release(t) drops
- *    one caller-owned reference. Use them for long-lived objects
- *    (parameters, optimizer state).
+ *    one caller-owned reference.
+ *  - lt_persist(t) makes the reference a call just returned caller-owned,
+ *    whatever the context: w = lt_persist(lt_randn(...)) gives exactly one
+ *    reference to release later, inside a scope or not. (lt_retain of a
+ *    fresh result is right inside a scope but leaks outside one.) Use it
+ *    for long-lived tensors (parameters, optimizer state).
+ *  - Leaks: lt_live_tensors / lt_live_tensor_report list the tensors still
+ *    referenced, with the op that made each; with LT_DEBUG=1 in the
+ *    environment the report is printed on stderr at exit when any is left.
  *  - Nested expressions such as lt_add(lt_mul(x, w), b) therefore leak
  *    nothing inside a scope.
  *  - In-place functions (names ending in '_') return their destination
@@ -208,6 +215,45 @@ lt_tensor *lt_keep(lt_tensor *t);
 int lt_tensor_refcount(const lt_tensor *t);
 /** Number of tensor handles alive in the process (for leak checks). */
 int64_t lt_live_tensor_count(void);
+/**
+ * Makes the one reference that a call just returned on t owned by the
+ * caller, whatever the context, and returns t. Inside a scope it takes t's
+ * reference out of the innermost scope (t must be owned by it: the result
+ * of a call made in this scope, else LT_ERR_STATE and NULL); with no scope
+ * open the reference is the caller's already and t is returned as is.
+ * NULL-safe (keeps the first error), so
+ *     lt_tensor *w = lt_persist(lt_randn(dims, 2, LT_F32, dev));
+ *     ...
+ *     lt_release(w);
+ * is right in every context.
+ */
+lt_tensor *lt_persist(lt_tensor *t);
+/** A tensor whose user still holds a reference, as listed by
+ *  lt_live_tensors. */
+typedef struct lt_live_tensor {
+    uint64_t id;             /**< unique, increasing with creation */
+    lt_dtype dtype;
+    int ndim;
+    int64_t shape[LT_MAX_DIMS];
+    lt_device device;
+    int refcount;            /**< references held (scopes' and callers') */
+    const char *made_by;     /**< op or function that made it, e.g. "randn" */
+} lt_live_tensor;
+/**
+ * Lists the tensors whose user still holds a reference (handles only the
+ * library holds, such as the base of a live lazy view, are left out), in
+ * no particular order: writes at most max entries and returns the total
+ * (-1 on error). For leak checks: a program that released everything
+ * sees 0.
+ */
+int64_t lt_live_tensors(lt_live_tensor *out, int64_t max);
+/**
+ * The same list as text ("2 tensors alive\n  tensor 17: f32[2, 3] on
+ * cpu:0, 1 reference, made by randn\n..."), snprintf semantics. When the
+ * environment has LT_DEBUG set (not "0"), this report goes to stderr at
+ * exit if any tensor is still alive then (at most 20 named).
+ */
+int lt_live_tensor_report(char *buf, size_t cap);
 
 /* ========================================================================= */
 /* Tensor metadata                                                            */
@@ -386,6 +432,8 @@ lt_tensor *lt_ge_scalar(lt_tensor *t, double s);
 lt_tensor *lt_add_(lt_tensor *dst, lt_tensor *b);
 lt_tensor *lt_sub_(lt_tensor *dst, lt_tensor *b);
 lt_tensor *lt_add_scaled_(lt_tensor *dst, lt_tensor *b, double alpha);
+/** dst -= alpha * b (PyTorch's sub_ with alpha). */
+lt_tensor *lt_sub_scaled_(lt_tensor *dst, lt_tensor *b, double alpha);
 lt_tensor *lt_mul_(lt_tensor *dst, lt_tensor *b);
 lt_tensor *lt_div_(lt_tensor *dst, lt_tensor *b);
 lt_tensor *lt_pow_(lt_tensor *dst, lt_tensor *b);
@@ -419,6 +467,17 @@ lt_tensor *lt_clone(lt_tensor *t);
 lt_tensor *lt_contiguous(lt_tensor *t);
 /** Copies t to device dev (a new tensor, even on the same device). */
 lt_tensor *lt_to(lt_tensor *t, lt_device dev);
+/**
+ * Moves t to device dev in place and returns t (no reference added): the
+ * handle stays the same (its references, its requires-grad flag, every
+ * pointer to it), its data is copied to dev and the old buffer dropped,
+ * like PyTorch's `param.data = param.data.to(dev)`. Its gradient, if any,
+ * moves with it the same way. Views of t made before the move keep the
+ * old values (on cpu they share the old storage; lazy views become
+ * tensors of their own). A lazy view cannot move by itself
+ * (LT_ERR_STATE): move its base. On error t's data is unchanged.
+ */
+lt_tensor *lt_to_(lt_tensor *t, lt_device dev);
 
 /* ========================================================================= */
 /* Reductions. dims/ndims select the reduced dimensions; ndims == 0 (dims     */
@@ -841,13 +900,124 @@ void lt_no_grad_begin(void);
 void lt_no_grad_end(void);
 /** True when grad mode is on (no no-grad region is open). */
 bool lt_grad_enabled(void);
+/**
+ * A scope that is also a no-grad region, PyTorch's `with torch.no_grad():`
+ * in the scope idiom: lt_no_grad_scope_begin opens a scope and a no-grad
+ * region; lt_no_grad_scope_end closes both. It returns LT_ERR_STATE (and
+ * closes nothing) when no such scope is open or a scope opened inside it
+ * is still open.
+ *
+ *     lt_no_grad_scope_begin();
+ *     lt_sub_scaled_(w, lt_grad(w), lr);   // the grad's reference dies below
+ *     lt_no_grad_scope_end();
+ */
+void lt_no_grad_scope_begin(void);
+lt_status lt_no_grad_scope_end(void);
 
 /* ========================================================================= */
 /* nn: layers, losses, optimizers, schedules                                  */
 /* ========================================================================= */
 
+/*
+ * MODULES
+ *
+ * A module is a built-in layer (lt_nn_linear, ...) or one of the user's
+ * own: a kind name, a forward function, the user's state struct, and
+ * parameters, buffers and child modules registered by name. Every module
+ * then gets, from what it registered: dotted names in listings
+ * ("blocks.0.attn.qkv.weight"), lt_module_to (tensors move in place: their
+ * handles, kept in the user's struct or an optimizer, stay valid),
+ * train/eval for the whole tree, lt_module_zero_grad, lt_module_free
+ * (children, tensors, then the state through its destructor) and the state
+ * dict for checkpoints (lt_module_state, lt_checkpoint_save).
+ *
+ * Registration takes over what it is given (a fresh result, inside a scope
+ * or not; a child module) and remembers a failure instead of making each
+ * call be checked: lt_module_finish returns the module, or frees it and
+ * returns NULL with the first error set. A GPT block:
+ *
+ *     typedef struct block { lt_module *ln1, *attn, *ln2, *fc, *proj; } block;
+ *
+ *     static lt_tensor *block_forward(lt_module *m, lt_tensor *x)
+ *     {
+ *         block *b = lt_module_data(m);
+ *         x = lt_add(x, lt_module_forward(b->attn, lt_module_forward(b->ln1, x)));
+ *         lt_tensor *h = lt_gelu(lt_module_forward(b->fc, lt_module_forward(b->ln2, x)));
+ *         return lt_add(x, lt_module_forward(b->proj, h));
+ *     }
+ *
+ *     lt_module *block_new(int64_t d, int64_t heads, lt_device dev)
+ *     {
+ *         block *b = calloc(1, sizeof *b);
+ *         lt_module *m = lt_module_new("block", block_forward, b, free);
+ *         b->ln1 = lt_module_add_child(m, "ln1", lt_nn_layer_norm(d, 1e-5, dev));
+ *         b->attn = lt_module_add_child(m, "attn", lt_nn_self_attention(d, heads, true, dev));
+ *         b->ln2 = lt_module_add_child(m, "ln2", lt_nn_layer_norm(d, 1e-5, dev));
+ *         b->fc = lt_module_add_child(m, "fc", lt_nn_linear(d, 4 * d, true, dev));
+ *         b->proj = lt_module_add_child(m, "proj", lt_nn_linear(4 * d, d, true, dev));
+ *         return lt_module_finish(m);
+ *     }
+ *
+ * A parameter of one's own: `b->scale = lt_module_add_parameter(m, "scale",
+ * lt_ones(&d, 1, LT_F32, dev));`. A list of blocks is a module without a
+ * forward function whose children are named "0", "1", ...
+ */
+
 /** A layer or a container of layers. */
 typedef struct lt_module lt_module;
+
+/** A module's forward function: runs m on x. It may leave temporaries in
+ *  the current scope (lt_module_forward runs it inside a scope of its own
+ *  and keeps only the result); returns the result or NULL with the error
+ *  set. */
+typedef lt_tensor *(*lt_module_forward_fn)(lt_module *m, lt_tensor *x);
+
+/**
+ * A new user module named `kind` (used in messages as "nn.<kind>"), in
+ * training mode, with no tensors or children. forward may be NULL for a
+ * pure container (lt_module_forward then fails). data is the user's state,
+ * returned by lt_module_data; free_data (may be NULL) is called on it once
+ * when the module is freed, after its tensors and children, or at once if
+ * this call fails. Returns NULL on error.
+ */
+lt_module *lt_module_new(const char *kind, lt_module_forward_fn forward, void *data, void (*free_data)(void *data));
+/** The state given to lt_module_new (NULL for built-in layers). */
+void *lt_module_data(const lt_module *m);
+/** The module's kind ("linear", "block", ...); NULL on error. */
+const char *lt_module_kind(const lt_module *m);
+/**
+ * Registers t as a parameter of m named `name` (non-empty, no '.', unique
+ * among m's tensors and children) and marks it as requiring grad (it must
+ * be floating). m takes over the reference t was returned with, as
+ * lt_persist does: pass a fresh result (inside a scope: of a call made in
+ * that scope). Returns t, which m owns (valid until lt_module_free, also
+ * across lt_module_to), or NULL: then m is marked failed (see
+ * lt_module_finish) and t is released (unless lt_persist refused to take
+ * it: then it stays with its owner). A NULL m or t, or an m that already
+ * failed, gives NULL and keeps the first error.
+ */
+lt_tensor *lt_module_add_parameter(lt_module *m, const char *name, lt_tensor *t);
+/** Registers t as a buffer (state without gradient, e.g. running
+ *  statistics): listed by lt_module_state, moved and checkpointed with
+ *  the parameters. Same conventions as lt_module_add_parameter. */
+lt_tensor *lt_module_add_buffer(lt_module *m, const char *name, lt_tensor *t);
+/** Registers child as a child module of m named `name`; m owns it from
+ *  now on, even on failure (a child that already belongs to another
+ *  module is left to it). Returns child, or NULL (m is marked failed). */
+lt_module *lt_module_add_child(lt_module *m, const char *name, lt_module *child);
+/** Ends the construction of m: returns m if every registration succeeded,
+ *  else frees m and returns NULL (the first error stays set). NULL-safe. */
+lt_module *lt_module_finish(lt_module *m);
+/** The parameter or buffer with dotted name `name` (as listed by
+ *  lt_module_state), borrowed; NULL with LT_ERR_ARGUMENT if none. */
+lt_tensor *lt_module_tensor(lt_module *m, const char *name);
+/** The descendant module with dotted name `name` ("blocks.0.attn"),
+ *  borrowed; NULL with LT_ERR_ARGUMENT if none. */
+lt_module *lt_module_child(lt_module *m, const char *name);
+/** True in training mode (see lt_module_train); for forward functions. */
+bool lt_module_is_training(const lt_module *m);
+/** Drops the gradient of every parameter of m and its children. */
+lt_status lt_module_zero_grad(lt_module *m);
 
 /** y = x W^T + b, W [out, in] and b [out] initialized like PyTorch
  *  (Kaiming-uniform: U(-1/sqrt(in), 1/sqrt(in))) from the global RNG. */
@@ -883,19 +1053,28 @@ lt_module *lt_nn_sequential(lt_module *const *mods, int n);
 /** Runs the module (the result belongs to the current scope). */
 lt_tensor *lt_module_forward(lt_module *m, lt_tensor *x);
 /**
- * Lists parameters (in a stable order) and their dotted names such as
- * "0.weight". Writes at most max entries (names may be NULL); returns the
- * total count.
+ * Lists parameters (own ones first, then each child's, in the order they
+ * were registered) and their dotted names such as "0.weight". Writes at
+ * most max entries (names may be NULL); returns the total count. The
+ * handles are borrowed and stay valid (also across lt_module_to) until
+ * the module is freed; the names until it is freed or something is
+ * registered in it or below it.
  */
 int lt_module_parameters(lt_module *m, lt_tensor **params, const char **names, int max);
 /** Lists every persistent tensor (parameters, then buffers such as batch
  *  norm running statistics), for checkpoints; same conventions. */
 int lt_module_state(lt_module *m, lt_tensor **tensors, const char **names, int max);
-/** Switches training / evaluation behaviour (dropout, batch norm). */
+/** Switches training / evaluation behaviour (dropout, batch norm) of m
+ *  and all its children. */
 void lt_module_train(lt_module *m, bool training);
-/** Moves every parameter and buffer to dev (in place of the old ones). */
+/** Moves every parameter and buffer (and their gradients) to dev in place,
+ *  as lt_to_ does: the handles stay the same, so pointers kept in user
+ *  modules and optimizers made before the move keep working. All or
+ *  nothing. */
 lt_status lt_module_to(lt_module *m, lt_device dev);
-/** Frees a module and its children (NULL-safe). */
+/** Frees a module, its children and tensors, and its user state (through
+ *  the destructor given to lt_module_new). NULL-safe; a module owned by
+ *  another one is refused (LT_ERR_STATE): free the root. */
 void lt_module_free(lt_module *m);
 
 /** Cross-entropy of logits [N, C] against i64 class targets [N], mean over
@@ -955,6 +1134,26 @@ lt_status lt_step_end(void);
  * its failure, if any (see lt_barrier). On the cpu device it is lt_step_end.
  */
 lt_status lt_step_end_async(void);
+/**
+ * lt_step_end that also returns the values of one-element tensors of the
+ * step (a loss, an accuracy) as doubles: values[i] receives scalars[i]'s
+ * value as computed by the step (on the lazy device: by the step's own
+ * program, with no extra sync). The tensors may belong to the step's
+ * scope. Replaces lt_keep(lt_detach(loss)), lt_step_end, lt_item and
+ * lt_release:
+ *
+ *     lt_step_begin();
+ *     lt_tensor *loss = lt_cross_entropy(lt_module_forward(model, x), y, 0.0);
+ *     lt_backward(loss, NULL);
+ *     lt_optim_step(opt);
+ *     lt_optim_zero_grad(opt);
+ *     double v;
+ *     lt_step_end_read(&loss, &v, 1);
+ *
+ * A NULL, dead or non-scalar tensor is an error before anything is done
+ * (the step stays open); values are written only when LT_OK is returned.
+ */
+lt_status lt_step_end_read(lt_tensor *const *scalars, double *values, int n);
 
 /* ========================================================================= */
 /* Checkpoints (safetensors) and datasets                                     */
@@ -978,6 +1177,28 @@ lt_status lt_save_safetensors(const char *path, lt_tensor *const *tensors, const
  * untouched.
  */
 lt_status lt_load_safetensors(const char *path, lt_tensor *const *tensors, const char *const *names, int n);
+
+/**
+ * Saves the whole training state in one safetensors file (written as
+ * lt_save_safetensors does): the module's state dict as "model.<name>"
+ * (the names of lt_module_state), the optimizer's state as "optim.<name>"
+ * (lt_optim_state) and its learning rate as "optim.lr", and the random
+ * generator as "rng.state" (i64 [2]: seed and offset). o may be NULL
+ * (model and generator only). Training resumed with lt_checkpoint_load
+ * repeats what this run does next, bit for bit (dropout masks included).
+ */
+lt_status lt_checkpoint_save(const char *path, lt_module *m, lt_optimizer *o);
+/**
+ * Loads a file written by lt_checkpoint_save into m, o (NULL: only the
+ * model) and the random generator. Every name must be present with the
+ * same dtype and shape (the model and optimizer must be built as when
+ * saved; they may be on another device). The file is fully validated
+ * before anything is written: on error (missing file or name, wrong shape
+ * or dtype, corrupt data) the module, the optimizer (learning rate
+ * included) and the generator are untouched, and the message names the
+ * offending entry.
+ */
+lt_status lt_checkpoint_load(const char *path, lt_module *m, lt_optimizer *o);
 
 /** An in-memory labelled image dataset. */
 typedef struct lt_dataset {

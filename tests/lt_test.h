@@ -148,6 +148,17 @@ static inline void lt_test_assert_values(lt_tensor *t, const double *expected, i
                           (int64_t)(sizeof((const double[]){__VA_ARGS__}) / sizeof(double)), (tol), __FILE__, __LINE__)
 #define LT_ASSERT_ARRAY(t, arr, n, tol) lt_test_assert_values((t), (arr), (n), (tol), __FILE__, __LINE__)
 
+/* Selects the lazy backend `name`; false (with a message, the error
+ * cleared) when this machine cannot run it, so the caller skips it. */
+static inline bool lt_test_use_backend(const char *name)
+{
+    if (lt_lazy_set_backend(name) == LT_OK)
+        return true;
+    print_message("backend %s unavailable (%s): skipped\n", name, lt_last_error());
+    lt_clear_error();
+    return false;
+}
+
 /* Every dtype, for tests that sweep them. */
 static const lt_dtype lt_test_all_dtypes[] = {LT_F32, LT_F64, LT_I32, LT_I64, LT_U8, LT_BOOL, LT_BF16, LT_F16};
 #define LT_TEST_N_DTYPES (int)(sizeof lt_test_all_dtypes / sizeof lt_test_all_dtypes[0])

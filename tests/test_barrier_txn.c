@@ -458,11 +458,8 @@ static void run_all(txn_case c)
 {
     const char *backends[2] = {"interp", "cpu"};
     for (int b = 0; b < 2; b++) {
-        if (lt_lazy_set_backend(backends[b]) != LT_OK) {
-            print_message("backend %s unavailable (%s): skipped\n", backends[b], lt_last_error());
-            lt_clear_error();
+        if (!lt_test_use_backend(backends[b]))
             continue;
-        }
         for (int async = 0; async < 2; async++) {
             lt_scope_begin();
             c(async != 0);

@@ -139,6 +139,12 @@ lt_tensor *lt_add_scaled_(lt_tensor *dst, lt_tensor *b, double alpha)
     return inplace2(LT_OP_ADD, dst, b, &at);
 }
 
+lt_tensor *lt_sub_scaled_(lt_tensor *dst, lt_tensor *b, double alpha)
+{
+    lt_attrs at = alpha_attrs(alpha);
+    return inplace2(LT_OP_SUB, dst, b, &at);
+}
+
 lt_tensor *lt_mul_(lt_tensor *dst, lt_tensor *b) { return inplace2(LT_OP_MUL, dst, b, NULL); }
 lt_tensor *lt_div_(lt_tensor *dst, lt_tensor *b) { return inplace2(LT_OP_DIV, dst, b, NULL); }
 lt_tensor *lt_pow_(lt_tensor *dst, lt_tensor *b) { return inplace2(LT_OP_POW, dst, b, NULL); }

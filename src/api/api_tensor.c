@@ -126,6 +126,8 @@ lt_tensor *lt_from_data(const void *data, const int64_t *dims, int ndim, lt_dtyp
         lt_tensor_unref(t);
         t = lazy;
     }
+    if (t)
+        t->made_by = "from_data";
     return lt_tensor_publish(t);
 }
 
@@ -166,8 +168,12 @@ lt_tensor *lt_to(lt_tensor *t, lt_device dev)
     }
     if (t->device.kind == dev.kind)
         return lt_clone(t);
-    if (dev.kind == LT_DEVICE_LAZY)
-        return lt_tensor_publish(lt_lazy_from_cpu(t));
+    if (dev.kind == LT_DEVICE_LAZY) {
+        lt_tensor *c = lt_lazy_from_cpu(t);
+        if (c)
+            c->made_by = "to";
+        return lt_tensor_publish(c);
+    }
     double start = lt_now_ms();
     lt_tensor *r = lt_readable("to", t);
     if (!r)

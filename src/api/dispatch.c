@@ -154,6 +154,8 @@ lt_tensor *lt_call(lt_op op, lt_tensor *const *in, int nin, const lt_attrs *a, l
             lt_tensor_unref(out[k]);
         return NULL;
     }
+    for (int k = 0; k < info->nout; k++)
+        out[k]->made_by = info->name;
     for (int k = 1; k < info->nout; k++) {
         if (extra)
             extra[k - 1] = lt_tensor_publish(out[k]);

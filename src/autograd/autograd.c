@@ -40,6 +40,36 @@ void lt_no_grad_end(void)
 
 bool lt_grad_enabled(void) { return no_grad_depth == 0; }
 
+/* Scope depth right after each open lt_no_grad_scope_begin (innermost
+ * last), so that its end closes the scope it opened. */
+#define NO_GRAD_SCOPE_MAX 64
+static _Thread_local int no_grad_scope_depths[NO_GRAD_SCOPE_MAX];
+static _Thread_local int no_grad_scopes;
+
+void lt_no_grad_scope_begin(void)
+{
+    lt_scope_begin();
+    lt_no_grad_begin();
+    if (no_grad_scopes < NO_GRAD_SCOPE_MAX)
+        no_grad_scope_depths[no_grad_scopes] = lt_scope_depth();
+    no_grad_scopes++;
+}
+
+lt_status lt_no_grad_scope_end(void)
+{
+    if (no_grad_scopes == 0)
+        return lt_error(LT_ERR_STATE, "no_grad_scope_end: no no-grad scope is open (call "
+                        "lt_no_grad_scope_begin first)");
+    int want = no_grad_scopes <= NO_GRAD_SCOPE_MAX ? no_grad_scope_depths[no_grad_scopes - 1] : lt_scope_depth();
+    if (lt_scope_depth() != want)
+        return lt_error(LT_ERR_STATE, "no_grad_scope_end: the scope depth is %d, expected %d (close the "
+                        "scopes opened inside the no-grad scope first, and not its own with lt_scope_end)",
+                        lt_scope_depth(), want);
+    no_grad_scopes--;
+    lt_no_grad_end();
+    return lt_scope_end();
+}
+
 static lt_ag *ag_of(const lt_tensor *t) { return (lt_ag *)t->autograd; }
 
 static bool wants_grad(const lt_tensor *t) { return t->autograd && ag_of(t)->requires_grad; }

@@ -77,6 +77,11 @@ void lt_grad_register_reduce(void);
 void lt_grad_register_shape(void);
 void lt_grad_register_nn(void);
 
+/* Moves tensors ts[0..n) (and their gradients) to dev in place, keeping
+ * their handles: all of them or, on error, none (move.c). op names the
+ * public function in messages. */
+lt_status lt_move_tensors(const char *op, lt_tensor *const *ts, int n, lt_device dev);
+
 /* Helpers for formulas. */
 /* Sums g over broadcast dims so it has shape `shape`. */
 lt_tensor *lt_sum_to_shape(lt_tensor *g, const int64_t *shape, int ndim);

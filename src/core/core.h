@@ -94,6 +94,7 @@ struct lt_tensor {
     void *lazy;                   /* lazy-device state, owned by that layer */
     void *autograd;               /* autograd state, owned by that layer */
     struct lt_tensor *next_free;  /* handle quarantine list */
+    const char *made_by;          /* op or function that made it (static; leak reports) */
 };
 
 /* A refcounted storage of nbytes (refcount 1), or NULL with an error. */
@@ -114,6 +115,12 @@ lt_tensor *lt_tensor_new_handle(const lt_meta *m, lt_device dev);
 /* Registers a fresh reference (refcount 1) with the innermost scope, if
  * any. Every public function returning a new tensor calls this once. */
 lt_tensor *lt_tensor_publish(lt_tensor *t);
+/* Moves the device payload (device, storage, geometry, device state) of
+ * `from` into `to` and the old payload of `to` into `from`, keeping each
+ * handle's identity (id, references, autograd state). Both must have the
+ * same dtype and shape. The caller fixes up device-layer bookkeeping that
+ * points at handles (the lazy registry: lt_lazy_adopt). */
+void lt_tensor_swap_payload(lt_tensor *to, lt_tensor *from);
 /* Drops one reference. At zero the handle is dead for its user (every
  * later use is LT_ERR_RELEASED) and it is freed unless it is held. */
 void lt_tensor_unref(lt_tensor *t);
@@ -136,6 +143,10 @@ static inline char *lt_tensor_ptr(const lt_tensor *t)
 }
 bool lt_tensor_contiguous(const lt_tensor *t);
 
+/* Calls fn on every handle whose user still holds a reference (under the
+ * handle lock: fn must not create or drop tensors). */
+void lt_tensor_foreach_live(void (*fn)(const lt_tensor *t, void *ctx), void *ctx);
+
 /* Hook run when a tensor handle dies (the lazy layer unregisters it from
  * its device's live set). Set by upper layers at init. */
 typedef void (*lt_tensor_death_hook)(lt_tensor *t);
@@ -149,6 +160,9 @@ void lt_set_device_guard_hook(lt_device_kind kind, lt_device_guard_hook hook);
 
 /* Set by the lazy layer when it is linked in and initialized. */
 extern bool lt_lazy_device_available;
+/* LT_OK for a device tensors can be made on (cpu:0, or lazy:0 when the
+ * lazy layer is there), else LT_ERR_DEVICE naming op. */
+lt_status lt_device_check_available(const char *op, lt_device dev);
 
 /* Hook run when a tensor with autograd state dies (set by autograd). */
 typedef void (*lt_autograd_release_hook)(lt_tensor *t);

@@ -13,6 +13,17 @@ static lt_device invalid_device(void)
     return d;
 }
 
+lt_status lt_device_check_available(const char *op, lt_device dev)
+{
+    bool ok = dev.index == 0 &&
+              (dev.kind == LT_DEVICE_CPU || (dev.kind == LT_DEVICE_LAZY && lt_lazy_device_available));
+    if (ok)
+        return LT_OK;
+    char buf[32];
+    return lt_error(LT_ERR_DEVICE, "%s: device %s is not available (expected cpu:0 or lazy:0)", op,
+                    lt_device_str(dev, buf, sizeof buf));
+}
+
 lt_device lt_device_cpu(void)
 {
     lt_device d = {LT_DEVICE_CPU, 0};

@@ -100,6 +100,18 @@ static void handle_put(lt_tensor *t)
 
 int64_t lt_live_tensor_count(void) { return atomic_load(&live_handles); }
 
+void lt_tensor_foreach_live(void (*fn)(const lt_tensor *t, void *ctx), void *ctx)
+{
+    pthread_mutex_lock(&handle_lock);
+    for (const slab *s = slabs; s; s = s->next) {
+        int used = s == slabs ? slab_used : SLAB_HANDLES;
+        for (int i = 0; i < used; i++)
+            if (s->handles[i].magic == LT_TENSOR_MAGIC)
+                fn(&s->handles[i], ctx);
+    }
+    pthread_mutex_unlock(&handle_lock);
+}
+
 static void set_meta(lt_tensor *t, const lt_meta *m, lt_device dev)
 {
     t->magic = LT_TENSOR_MAGIC;
@@ -138,6 +150,21 @@ lt_tensor *lt_tensor_alloc(const lt_meta *m, lt_device dev, const char *op)
     }
     t->storage = s;
     return t;
+}
+
+void lt_tensor_swap_payload(lt_tensor *to, lt_tensor *from)
+{
+    lt_tensor keep = *to;
+    memcpy(to->strides, from->strides, sizeof to->strides);
+    to->offset = from->offset;
+    to->device = from->device;
+    to->storage = from->storage;
+    to->lazy = from->lazy;
+    memcpy(from->strides, keep.strides, sizeof from->strides);
+    from->offset = keep.offset;
+    from->device = keep.device;
+    from->storage = keep.storage;
+    from->lazy = keep.lazy;
 }
 
 lt_tensor *lt_tensor_view_of(lt_tensor *base, const int64_t *shape, const int64_t *strides,
@@ -383,6 +410,34 @@ lt_status lt_scope_end(void)
 }
 
 int lt_scope_depth(void) { return frame_count + frame_overflow; }
+
+/* Takes t's entry out of the innermost frame (the newest match: results are
+ * pushed at the end, so it is usually the last one). */
+static bool frame_take(scope_frame *f, const lt_tensor *t)
+{
+    for (int64_t i = f->count - 1; i >= 0; i--) {
+        if (f->items[i].t != t || f->items[i].id != t->id)
+            continue;
+        memmove(&f->items[i], &f->items[i + 1], sizeof *f->items * (size_t)(f->count - i - 1));
+        f->count--;
+        return true;
+    }
+    return false;
+}
+
+lt_tensor *lt_persist(lt_tensor *t)
+{
+    if (lt_check_tensor("persist", t, 0) != LT_OK)
+        return NULL;
+    if (frame_count == 0) /* no scope: the reference is the caller's already */
+        return t;
+    if (frame_take(&frames[frame_count - 1], t))
+        return t;
+    lt_error(LT_ERR_STATE, "persist: tensor %llu is not owned by the innermost scope (pass the result of a "
+             "call made in this scope; to share a tensor owned elsewhere use lt_retain)",
+             (unsigned long long)t->id);
+    return NULL;
+}
 
 lt_tensor *lt_retain(lt_tensor *t)
 {

@@ -149,6 +149,19 @@ lt_status lt_lazy_value_of(lt_tensor *t, lt_value *v);
 lt_tensor *lt_lazy_registry_first(void);
 lt_tensor *lt_lazy_registry_next(lt_tensor *t);
 int64_t lt_lazy_pending_count(void);
+/* Takes t out of the registry / puts it back at its place in id order. */
+void lt_lazy_registry_unlink(lt_tensor *t);
+void lt_lazy_registry_insert(lt_tensor *t);
+
+/* Exchanges the payloads of two handles of one dtype and shape, keeping
+ * each handle's identity (lt_tensor_swap_payload), where one or both are
+ * lazy: waits for an execution in flight, keeps the registry in id order,
+ * and forgets leaves memoized under the other handle's id. Neither may be
+ * a lazy view or the base of one (the caller checks). */
+lt_status lt_lazy_swap_payload(lt_tensor *to, lt_tensor *from);
+/* Turns every lazy view of base into an ordinary tensor with the value it
+ * has now (no longer derived from base), so that base may move. */
+lt_status lt_lazy_detach_views(lt_tensor *base);
 
 /* ---- barrier -------------------------------------------------------------- */
 

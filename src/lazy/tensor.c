@@ -15,16 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-static lt_tensor *registry_head, *registry_tail;
 static int64_t pending_tensors;
 static pthread_once_t lazy_once = PTHREAD_ONCE_INIT;
 
 static lt_lazy *L(const lt_tensor *t) { return (lt_lazy *)t->lazy; }
 
-/* The registry as this thread sees it: empty unless it owns the device
- * (taking it when nobody does). */
-lt_tensor *lt_lazy_registry_first(void) { return lt_lazy_try_own() ? registry_head : NULL; }
-lt_tensor *lt_lazy_registry_next(lt_tensor *t) { return L(t)->next; }
 int64_t lt_lazy_pending_count(void) { return pending_tensors; }
 
 /* ---- pending state -------------------------------------------------------- */
@@ -65,14 +60,7 @@ static void on_death(lt_tensor *t)
     lt_lazy *z = L(t);
     if (!z)
         return;
-    if (z->prev)
-        L(z->prev)->next = z->next;
-    else
-        registry_head = z->next;
-    if (z->next)
-        L(z->next)->prev = z->prev;
-    else
-        registry_tail = z->prev;
+    lt_lazy_registry_unlink(t);
     lt_metric_add("TensorsDestroyed", 1);
     lt_tensor *base = z->base;
     lt_storage_unref(z->future);
@@ -120,12 +108,7 @@ static lt_tensor *new_lazy(const lt_meta *m)
         return NULL;
     }
     t->lazy = z;
-    z->prev = registry_tail;
-    if (registry_tail)
-        L(registry_tail)->next = t;
-    else
-        registry_head = t;
-    registry_tail = t;
+    lt_lazy_registry_insert(t); /* the newest id: appended */
     lt_metric_add("TensorsCreated", 1);
     return t;
 }

@@ -447,6 +447,7 @@ int64_t lt_dataset_batch(const lt_dataset *d, const int64_t *perm, int64_t index
             lt_tensor_unref(lab);
         return -1;
     }
+    img->made_by = lab->made_by = "dataset_batch";
     *images = lt_tensor_publish(img);
     *labels = lt_tensor_publish(lab);
     return b;

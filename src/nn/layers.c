@@ -107,8 +107,8 @@ static lt_tensor *linear_forward(lt_module *m, lt_tensor *x)
     snprintf(want, sizeof want, "[..., %lld] (in_features)", (long long)m->cfg[0]);
     if (check_float_input(m, x) != LT_OK || check_rank(m, x, -1, -1, m->cfg[0], want) != LT_OK)
         return NULL;
-    lt_tensor *y = lt_matmul(x, lt_transpose(m->tensors[0], 0, 1));
-    return m->ntensors > 1 ? lt_add(y, m->tensors[1]) : y;
+    lt_tensor *y = lt_matmul(x, lt_transpose(m->tensors[0].t, 0, 1));
+    return m->ntensors > 1 ? lt_add(y, m->tensors[1].t) : y;
 }
 
 lt_module *lt_nn_linear(int64_t in_features, int64_t out_features, bool bias, lt_device dev)
@@ -142,8 +142,8 @@ static lt_tensor *conv2d_forward(lt_module *m, lt_tensor *x)
     if (check_float_input(m, x) != LT_OK || check_rank(m, x, 4, 1, m->cfg[0], want) != LT_OK)
         return NULL;
     int64_t stride[2] = {m->cfg[3], m->cfg[3]}, padding[2] = {m->cfg[4], m->cfg[4]};
-    lt_tensor *bias = m->ntensors > 1 ? m->tensors[1] : NULL;
-    return lt_conv2d(x, m->tensors[0], bias, stride, padding, NULL, m->cfg[5]);
+    lt_tensor *bias = m->ntensors > 1 ? m->tensors[1].t : NULL;
+    return lt_conv2d(x, m->tensors[0].t, bias, stride, padding, NULL, m->cfg[5]);
 }
 
 lt_module *lt_nn_conv2d(int64_t in_channels, int64_t out_channels, int64_t kernel, int64_t stride,
@@ -275,7 +275,7 @@ static lt_tensor *layer_norm_forward(lt_module *m, lt_tensor *x)
     lt_tensor *mean = lt_mean(x, &last, 1, true);
     lt_tensor *var = lt_var(x, &last, 1, 0, true);
     lt_tensor *norm = lt_mul(lt_sub(x, mean), lt_rsqrt(lt_add_scalar(var, m->fcfg[0])));
-    return lt_add(lt_mul(norm, m->tensors[0]), m->tensors[1]);
+    return lt_add(lt_mul(norm, m->tensors[0].t), m->tensors[1].t);
 }
 
 lt_module *lt_nn_layer_norm(int64_t dim, double eps, lt_device dev)
@@ -333,17 +333,17 @@ static lt_tensor *batch_norm_forward(lt_module *m, lt_tensor *x)
         mean = lt_mean(x, dims, 3, true);
         var = lt_var(x, dims, 3, 0, true);
         lt_no_grad_begin();
-        bool ok = bn_update(m->tensors[2], mean, channels) &&
-                  bn_update(m->tensors[3], lt_mul_scalar(var, (double)count / (double)(count - 1)), channels);
+        bool ok = bn_update(m->tensors[2].t, mean, channels) &&
+                  bn_update(m->tensors[3].t, lt_mul_scalar(var, (double)count / (double)(count - 1)), channels);
         lt_no_grad_end();
         if (!ok)
             return NULL;
     } else {
-        mean = lt_reshape(m->tensors[2], stat_dims, 4);
-        var = lt_reshape(m->tensors[3], stat_dims, 4);
+        mean = lt_reshape(m->tensors[2].t, stat_dims, 4);
+        var = lt_reshape(m->tensors[3].t, stat_dims, 4);
     }
     lt_tensor *norm = lt_mul(lt_sub(x, mean), lt_rsqrt(lt_add_scalar(var, m->fcfg[0])));
-    lt_tensor *w = lt_reshape(m->tensors[0], stat_dims, 4), *b = lt_reshape(m->tensors[1], stat_dims, 4);
+    lt_tensor *w = lt_reshape(m->tensors[0].t, stat_dims, 4), *b = lt_reshape(m->tensors[1].t, stat_dims, 4);
     return lt_add(lt_mul(norm, w), b);
 }
 
@@ -381,7 +381,7 @@ static lt_tensor *embedding_forward(lt_module *m, lt_tensor *x)
     }
     if (lt_nn_check_same_device(m, x) != LT_OK)
         return NULL;
-    return lt_embedding(m->tensors[0], x);
+    return lt_embedding(m->tensors[0].t, x);
 }
 
 lt_module *lt_nn_embedding(int64_t num, int64_t dim, lt_device dev)

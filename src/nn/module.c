@@ -1,20 +1,15 @@
 /*
- * module.c - the lt_module machinery: creating modules, owning their
- * parameters, buffers and children, listing them with dotted names,
- * train/eval switching, moving to another device, freeing, and the
- * generic forward entry point lt_module_forward.
+ * module.c - the lt_module machinery shared by built-in layers and user
+ * modules: creating modules, registering their parameters, buffers and
+ * children by name, freeing them, and the generic forward entry point
+ * lt_module_forward. Listing, lookups, train/eval, moving and zero_grad
+ * are in module_tree.c.
  *
- * Listings: lt_module_parameters lists every parameter (own tensors first,
- * then each child's, recursively, in the order they were added) with names
- * "<child>.<...>.<name>"; lt_module_state lists the same parameters and then
- * every buffer in the same order. The handles are borrowed (no reference is
- * added); they and the names stay valid until the module is freed or moved
- * with lt_module_to (which replaces the tensors, keeping the names).
- *
- * lt_module_to copies each tensor not yet on the target device, all or
- * nothing, and releases the old ones: an optimizer created before the move
- * still holds (and would update) the old tensors, so move a model before
- * building its optimizer. Gradients are not carried over.
+ * Registration in user code goes through lt_module_add_parameter / _buffer
+ * / _child, which take over the reference they are given whatever the
+ * scope (lt_persist), and record a failure in the module instead of making
+ * the caller check each call: lt_module_finish frees a module whose
+ * construction failed and returns NULL, with the first error still set.
  */
 #include "nn/nn_internal.h"
 
@@ -24,17 +19,128 @@
 
 /* ---- creation ------------------------------------------------------------ */
 
-lt_module *lt_nn_module_new(const char *kind, lt_nn_forward_fn forward)
+/* Drops a reference handed to a registration call that cannot use it (the
+ * module is NULL or already failed): the scope's, or the caller's. */
+static void drop_given(lt_tensor *t)
 {
+    if (t && lt_persist(t))
+        lt_release(t);
+}
+
+static void drop_data(void *data, void (*free_data)(void *))
+{
+    if (data && free_data)
+        free_data(data);
+}
+
+lt_module *lt_module_new(const char *kind, lt_module_forward_fn forward, void *data, void (*free_data)(void *data))
+{
+    if (!kind || !*kind) {
+        drop_data(data, free_data);
+        lt_error(LT_ERR_ARGUMENT, "module_new: kind is %s, expected a name such as \"block\"",
+                 kind ? "empty" : "NULL");
+        return NULL;
+    }
     lt_module *m = calloc(1, sizeof *m);
-    if (!m) {
+    char *copy = strdup(kind);
+    if (!m || !copy) {
+        free(m);
+        free(copy);
+        drop_data(data, free_data);
         lt_error(LT_ERR_MEMORY, "nn.%s: out of memory", kind);
         return NULL;
     }
-    m->kind = kind;
+    m->kind = copy;
     m->forward = forward;
+    m->data = data;
+    m->free_data = free_data;
     m->training = true;
     return m;
+}
+
+lt_module *lt_nn_module_new(const char *kind, lt_nn_forward_fn forward)
+{
+    return lt_module_new(kind, forward, NULL, NULL);
+}
+
+void *lt_module_data(const lt_module *m)
+{
+    if (!m) {
+        lt_error(LT_ERR_NULL, "module_data: module is NULL");
+        return NULL;
+    }
+    return m->data;
+}
+
+const char *lt_module_kind(const lt_module *m)
+{
+    if (!m) {
+        lt_error(LT_ERR_NULL, "module_kind: module is NULL");
+        return NULL;
+    }
+    return m->kind;
+}
+
+/* ---- registration ---------------------------------------------------------- */
+
+/* Drops the cached listings of m and every ancestor: their structure
+ * changed. */
+static void invalidate_listings(lt_module *m)
+{
+    for (; m; m = m->parent) {
+        for (int i = 0; i < m->nentries; i++)
+            free(m->entries[i].name);
+        free(m->entries);
+        m->entries = NULL;
+        m->nentries = m->nparams = 0;
+    }
+}
+
+/* A name is non-empty, has no '.' (dotted names are built from it) and is
+ * not yet used by a tensor or child of m. */
+static lt_status check_name(const lt_module *m, const char *name, const char *what)
+{
+    if (!name || !*name || strchr(name, '.'))
+        return lt_error(LT_ERR_ARGUMENT, "nn.%s: %s name \"%s\" is invalid (expected a non-empty name without "
+                        "'.')", m->kind, what, name ? name : "(NULL)");
+    for (int i = 0; i < m->ntensors; i++)
+        if (strcmp(m->tensors[i].name, name) == 0)
+            return lt_error(LT_ERR_ARGUMENT, "nn.%s: the name \"%s\" is already used by a %s", m->kind, name,
+                            m->tensors[i].buffer ? "buffer" : "parameter");
+    for (int i = 0; i < m->nchildren; i++)
+        if (strcmp(m->child_names[i], name) == 0)
+            return lt_error(LT_ERR_ARGUMENT, "nn.%s: the name \"%s\" is already used by a child module (nn.%s)",
+                            m->kind, name, m->children[i]->kind);
+    return LT_OK;
+}
+
+static lt_status check_new_tensor(const lt_module *m, const char *name, const lt_tensor *t)
+{
+    if (check_name(m, name, "tensor") != LT_OK || lt_check_tensor("module_add", t, 0) != LT_OK)
+        return lt_last_status();
+    for (int i = 0; i < m->ntensors; i++)
+        if (m->tensors[i].t == t)
+            return lt_error(LT_ERR_ARGUMENT, "nn.%s: tensor \"%s\" is already registered as \"%s\"", m->kind,
+                            name, m->tensors[i].name);
+    return LT_OK;
+}
+
+static lt_status push_slot(lt_module *m, const char *name, lt_tensor *t, bool buffer)
+{
+    if (m->ntensors == m->tensor_cap) {
+        int cap = m->tensor_cap ? 2 * m->tensor_cap : 4;
+        lt_nn_slot *slots = realloc(m->tensors, sizeof *slots * (size_t)cap);
+        if (!slots)
+            return lt_error(LT_ERR_MEMORY, "nn.%s: out of memory", m->kind);
+        m->tensors = slots;
+        m->tensor_cap = cap;
+    }
+    char *copy = strdup(name);
+    if (!copy)
+        return lt_error(LT_ERR_MEMORY, "nn.%s: out of memory", m->kind);
+    m->tensors[m->ntensors++] = (lt_nn_slot){t, copy, buffer};
+    invalidate_listings(m);
+    return LT_OK;
 }
 
 lt_status lt_nn_module_add_tensor(lt_module *m, const char *name, lt_tensor *t, bool buffer)
@@ -42,15 +148,65 @@ lt_status lt_nn_module_add_tensor(lt_module *m, const char *name, lt_tensor *t, 
     if (!t)
         return lt_error_pending() ? lt_last_status()
                                   : lt_error(LT_ERR_NULL, "nn.%s: tensor \"%s\" is NULL", m->kind, name);
-    if (m->ntensors == LT_NN_MAX_OWN) {
+    lt_status st = check_new_tensor(m, name, t);
+    if (st == LT_OK && !buffer)
+        st = lt_set_requires_grad(t, true);
+    if (st == LT_OK)
+        st = push_slot(m, name, t, buffer);
+    if (st != LT_OK)
         lt_release(t);
-        return lt_error(LT_ERR_STATE, "nn.%s: more than %d tensors", m->kind, LT_NN_MAX_OWN);
+    return st;
+}
+
+/* The public registration of a tensor: takes over the given reference
+ * (lt_persist), records a failure in m. */
+static lt_tensor *add_given(lt_module *m, const char *name, lt_tensor *t, bool buffer, const char *op)
+{
+    if (!m || m->failed) {
+        if (!m && !lt_error_pending())
+            lt_error(LT_ERR_NULL, "%s: module is NULL", op);
+        drop_given(t);
+        return NULL;
     }
-    m->tensors[m->ntensors] = t;
-    m->tensor_names[m->ntensors] = name;
-    m->is_buffer[m->ntensors] = buffer;
-    m->ntensors++;
-    return buffer ? LT_OK : lt_set_requires_grad(t, true);
+    lt_tensor *own = t ? lt_persist(t) : NULL;
+    if (!own && !lt_error_pending())
+        lt_error(LT_ERR_NULL, "%s: tensor \"%s\" is NULL", op, name ? name : "(NULL)");
+    if (!own || lt_nn_module_add_tensor(m, name, own, buffer) != LT_OK) {
+        m->failed = true;
+        return NULL;
+    }
+    return own;
+}
+
+lt_tensor *lt_module_add_parameter(lt_module *m, const char *name, lt_tensor *t)
+{
+    return add_given(m, name, t, false, "module_add_parameter");
+}
+
+lt_tensor *lt_module_add_buffer(lt_module *m, const char *name, lt_tensor *t)
+{
+    return add_given(m, name, t, true, "module_add_buffer");
+}
+
+static bool is_self_or_ancestor(const lt_module *m, const lt_module *child)
+{
+    for (const lt_module *a = m; a; a = a->parent)
+        if (a == child)
+            return true;
+    return false;
+}
+
+/* The child must be free (no parent) and not m or one of its ancestors. */
+static lt_status check_new_child(const lt_module *m, const char *name, const lt_module *child)
+{
+    if (check_name(m, name, "child") != LT_OK)
+        return lt_last_status();
+    if (child->parent)
+        return lt_error(LT_ERR_STATE, "nn.%s: child \"%s\" (nn.%s) already belongs to an nn.%s module", m->kind,
+                        name, child->kind, child->parent->kind);
+    if (is_self_or_ancestor(m, child))
+        return lt_error(LT_ERR_ARGUMENT, "nn.%s: child \"%s\" would contain itself", m->kind, name);
+    return LT_OK;
 }
 
 lt_status lt_nn_module_add_child(lt_module *m, const char *name, lt_module *child)
@@ -58,6 +214,12 @@ lt_status lt_nn_module_add_child(lt_module *m, const char *name, lt_module *chil
     if (!child)
         return lt_error_pending() ? lt_last_status()
                                   : lt_error(LT_ERR_NULL, "nn.%s: child \"%s\" is NULL", m->kind, name);
+    lt_status st = check_new_child(m, name, child);
+    if (st != LT_OK) {
+        if (!child->parent && !is_self_or_ancestor(m, child))
+            lt_module_free(child); /* taken over: a given child is never left to leak */
+        return st;
+    }
     lt_module **kids = realloc(m->children, sizeof *kids * (size_t)(m->nchildren + 1));
     if (kids)
         m->children = kids;
@@ -74,25 +236,46 @@ lt_status lt_nn_module_add_child(lt_module *m, const char *name, lt_module *chil
     m->child_names[m->nchildren] = copy;
     m->nchildren++;
     child->parent = m;
+    invalidate_listings(m);
     return LT_OK;
 }
 
-lt_status lt_nn_check_device(const char *op, lt_device dev)
+lt_module *lt_module_add_child(lt_module *m, const char *name, lt_module *child)
 {
-    bool ok = dev.index == 0 &&
-              (dev.kind == LT_DEVICE_CPU || (dev.kind == LT_DEVICE_LAZY && lt_lazy_device_available));
-    if (ok)
-        return LT_OK;
-    char buf[32];
-    return lt_error(LT_ERR_DEVICE, "%s: device %s is not available (expected cpu:0 or lazy:0)", op,
-                    lt_device_str(dev, buf, sizeof buf));
+    if (!m || m->failed) {
+        if (!m && !lt_error_pending())
+            lt_error(LT_ERR_NULL, "module_add_child: module is NULL");
+        if (child && !child->parent && child != m)
+            lt_module_free(child);
+        return NULL;
+    }
+    if (lt_nn_module_add_child(m, name, child) != LT_OK) {
+        m->failed = true;
+        return NULL;
+    }
+    return child;
 }
+
+lt_module *lt_module_finish(lt_module *m)
+{
+    if (!m) {
+        if (!lt_error_pending())
+            lt_error(LT_ERR_NULL, "module_finish: module is NULL");
+        return NULL;
+    }
+    if (!m->failed)
+        return m;
+    lt_module_free(m);
+    return NULL;
+}
+
+lt_status lt_nn_check_device(const char *op, lt_device dev) { return lt_device_check_available(op, dev); }
 
 /* The first tensor owned by m or its descendants, or NULL. */
 static lt_tensor *first_tensor(const lt_module *m)
 {
     if (m->ntensors > 0)
-        return m->tensors[0];
+        return m->tensors[0].t;
     for (int i = 0; i < m->nchildren; i++) {
         lt_tensor *t = first_tensor(m->children[i]);
         if (t)
@@ -117,19 +300,25 @@ lt_status lt_nn_check_same_device(const lt_module *m, lt_tensor *x)
 
 /* ---- freeing ------------------------------------------------------------- */
 
+/* Releases the tensors and children first, then the user's data (whose
+ * destructor may still look at its own fields, never at the module). */
 static void free_tree(lt_module *m)
 {
-    for (int i = 0; i < m->ntensors; i++)
-        lt_release(m->tensors[i]);
+    for (int i = 0; i < m->ntensors; i++) {
+        lt_release(m->tensors[i].t);
+        free(m->tensors[i].name);
+    }
     for (int i = 0; i < m->nchildren; i++) {
         free_tree(m->children[i]);
         free(m->child_names[i]);
     }
-    for (int i = 0; i < m->nentries; i++)
-        free(m->entries[i].name);
-    free(m->entries);
+    drop_data(m->data, m->free_data);
+    m->parent = NULL;
+    invalidate_listings(m);
+    free(m->tensors);
     free(m->children);
     free(m->child_names);
+    free(m->kind);
     free(m);
 }
 
@@ -145,129 +334,7 @@ void lt_module_free(lt_module *m)
     free_tree(m);
 }
 
-/* ---- listing ------------------------------------------------------------- */
-
-typedef struct entry_list {
-    lt_nn_entry *items;
-    int count, cap;
-    bool failed;
-} entry_list;
-
-static void entry_push(entry_list *l, lt_module *owner, int slot, const char *prefix)
-{
-    if (l->failed)
-        return;
-    if (l->count == l->cap) {
-        int cap = l->cap ? 2 * l->cap : 8;
-        lt_nn_entry *items = realloc(l->items, sizeof *items * (size_t)cap);
-        if (!items) {
-            l->failed = true;
-            return;
-        }
-        l->items = items;
-        l->cap = cap;
-    }
-    size_t len = strlen(prefix) + strlen(owner->tensor_names[slot]) + 1;
-    char *name = malloc(len);
-    if (!name) {
-        l->failed = true;
-        return;
-    }
-    snprintf(name, len, "%s%s", prefix, owner->tensor_names[slot]);
-    l->items[l->count++] = (lt_nn_entry){owner, slot, name};
-}
-
-/* Appends m's parameters (buffers == false) or buffers, recursively. */
-static void collect(lt_module *m, const char *prefix, bool buffers, entry_list *l)
-{
-    for (int i = 0; i < m->ntensors; i++)
-        if (m->is_buffer[i] == buffers)
-            entry_push(l, m, i, prefix);
-    for (int c = 0; c < m->nchildren && !l->failed; c++) {
-        size_t len = strlen(prefix) + strlen(m->child_names[c]) + 2;
-        char *sub = malloc(len);
-        if (!sub) {
-            l->failed = true;
-            return;
-        }
-        snprintf(sub, len, "%s%s.", prefix, m->child_names[c]);
-        collect(m->children[c], sub, buffers, l);
-        free(sub);
-    }
-}
-
-/* Builds m->entries on first use. */
-static lt_status ensure_entries(lt_module *m, const char *op)
-{
-    if (m->entries || (m->ntensors == 0 && m->nchildren == 0))
-        return LT_OK;
-    entry_list l = {0};
-    collect(m, "", false, &l);
-    int nparams = l.count;
-    collect(m, "", true, &l);
-    if (l.failed) {
-        for (int i = 0; i < l.count; i++)
-            free(l.items[i].name);
-        free(l.items);
-        return lt_error(LT_ERR_MEMORY, "%s: out of memory", op);
-    }
-    m->entries = l.items;
-    m->nentries = l.count;
-    m->nparams = nparams;
-    return LT_OK;
-}
-
-static int list_entries(const char *op, lt_module *m, bool with_buffers, lt_tensor **tensors,
-                        const char **names, int max)
-{
-    if (!m) {
-        if (!lt_error_pending())
-            lt_error(LT_ERR_NULL, "%s: module is NULL", op);
-        return -1;
-    }
-    if (max < 0) {
-        lt_error(LT_ERR_ARGUMENT, "%s: max is %d, expected >= 0", op, max);
-        return -1;
-    }
-    if (max > 0 && !tensors && !names) {
-        lt_error(LT_ERR_NULL, "%s: tensors and names are both NULL with max = %d", op, max);
-        return -1;
-    }
-    if (ensure_entries(m, op) != LT_OK)
-        return -1;
-    int total = with_buffers ? m->nentries : m->nparams;
-    for (int i = 0; i < total && i < max; i++) {
-        const lt_nn_entry *e = &m->entries[i];
-        if (tensors)
-            tensors[i] = e->owner->tensors[e->slot];
-        if (names)
-            names[i] = e->name;
-    }
-    return total;
-}
-
-int lt_module_parameters(lt_module *m, lt_tensor **params, const char **names, int max)
-{
-    return list_entries("module_parameters", m, false, params, names, max);
-}
-
-int lt_module_state(lt_module *m, lt_tensor **tensors, const char **names, int max)
-{
-    return list_entries("module_state", m, true, tensors, names, max);
-}
-
-/* ---- behaviour ----------------------------------------------------------- */
-
-void lt_module_train(lt_module *m, bool training)
-{
-    if (!m) {
-        lt_error(LT_ERR_NULL, "module_train: module is NULL");
-        return;
-    }
-    m->training = training;
-    for (int i = 0; i < m->nchildren; i++)
-        lt_module_train(m->children[i], training);
-}
+/* ---- forward ------------------------------------------------------------- */
 
 lt_tensor *lt_module_forward(lt_module *m, lt_tensor *x)
 {
@@ -278,6 +345,11 @@ lt_tensor *lt_module_forward(lt_module *m, lt_tensor *x)
     }
     if (lt_check_tensor("module_forward", x, 1) != LT_OK)
         return NULL;
+    if (!m->forward) {
+        lt_error(LT_ERR_STATE, "module_forward: nn.%s has no forward function (a container: run its "
+                 "children)", m->kind);
+        return NULL;
+    }
     /* A scope of its own drops the layer's temporaries at once; the result
      * is handed to the caller's scope. */
     lt_scope_begin();
@@ -286,54 +358,4 @@ lt_tensor *lt_module_forward(lt_module *m, lt_tensor *x)
         y = lt_keep(y);
     lt_scope_end();
     return y;
-}
-
-/* ---- moving -------------------------------------------------------------- */
-
-/* Copies every tensor not yet on dev into moved[i] (retained), or leaves
- * moved[i] NULL when it is already there. All or nothing. */
-static lt_status copy_all(lt_module *m, lt_device dev, lt_tensor **moved)
-{
-    lt_status status = LT_OK;
-    lt_no_grad_begin();
-    lt_scope_begin();
-    for (int i = 0; i < m->nentries && status == LT_OK; i++) {
-        lt_tensor *t = m->entries[i].owner->tensors[m->entries[i].slot];
-        if (lt_device_equal(lt_tensor_device(t), dev))
-            continue;
-        moved[i] = lt_retain(lt_to(t, dev));
-        if (!moved[i])
-            status = lt_last_status();
-    }
-    lt_scope_end();
-    lt_no_grad_end();
-    if (status != LT_OK)
-        for (int i = 0; i < m->nentries; i++)
-            lt_release(moved[i]);
-    return status;
-}
-
-lt_status lt_module_to(lt_module *m, lt_device dev)
-{
-    if (!m)
-        return lt_error(LT_ERR_NULL, "module_to: module is NULL");
-    if (lt_nn_check_device("module_to", dev) != LT_OK || ensure_entries(m, "module_to") != LT_OK)
-        return lt_last_status();
-    if (m->nentries == 0)
-        return LT_OK;
-    lt_tensor **moved = calloc((size_t)m->nentries, sizeof *moved);
-    if (!moved)
-        return lt_error(LT_ERR_MEMORY, "module_to: out of memory");
-    lt_status status = copy_all(m, dev, moved);
-    for (int i = 0; i < m->nentries && status == LT_OK; i++) {
-        if (!moved[i])
-            continue;
-        lt_nn_entry *e = &m->entries[i];
-        if (!e->owner->is_buffer[e->slot])
-            lt_set_requires_grad(moved[i], true);
-        lt_release(e->owner->tensors[e->slot]);
-        e->owner->tensors[e->slot] = moved[i];
-    }
-    free(moved);
-    return status;
 }

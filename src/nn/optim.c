@@ -24,6 +24,10 @@
  * PyTorch's state_dict: "state.<i>.momentum_buffer", "state.<i>.exp_avg",
  * "state.<i>.exp_avg_sq", "state.<i>.step" (<i> the parameter's index).
  *
+ * Parameters are handles: when the model moves (lt_module_to moves each
+ * tensor in place), the optimizer updates the moved tensors, and its own
+ * state moves to each parameter's device before the next update there.
+ *
  * Updates run inside a scope and a no-grad region with in-place ops, so no
  * temporary outlives lt_optim_step, no tape is recorded, and on the lazy
  * device the update traces into the step's graph as substitutions.
@@ -258,26 +262,40 @@ static lt_status check_optimizer(const char *op, const lt_optimizer *o)
     return LT_OK;
 }
 
+/* Parameters keep their handles when their model moves (lt_module_to):
+ * the state made with the optimizer follows its parameter to the device
+ * before the first update there, in place, so lt_optim_state keeps
+ * listing the same handles. */
+static lt_status follow_param(const lt_optimizer *o, int i)
+{
+    lt_device dev = lt_tensor_device(o->params[i]);
+    for (int k = 0; k < o->per_param; k++) {
+        lt_tensor *st = o->state[i * o->per_param + k];
+        if (!lt_device_equal(lt_tensor_device(st), dev) && !lt_to_(st, dev))
+            return lt_last_status();
+    }
+    return LT_OK;
+}
+
 lt_status lt_optim_step(lt_optimizer *o)
 {
     if (check_optimizer("optim_step", o) != LT_OK)
         return lt_last_status();
     lt_status status = LT_OK;
-    lt_no_grad_begin();
-    lt_scope_begin();
+    lt_no_grad_scope_begin();
     lt_origin caller = lt_origin_enter("optim_step"); /* the update's ops are named by it */
     for (int i = 0; i < o->n && status == LT_OK; i++) {
         lt_tensor *p = o->params[i];
         lt_tensor *grad = lt_grad(p); /* NULL: no gradient, the parameter is skipped */
         if (!grad)
             continue;
-        bool ok = o->kind == OPTIM_SGD ? sgd_update(o, i, p, grad) : adam_update(o, i, p, grad);
-        if (!ok)
+        if (follow_param(o, i) != LT_OK)
+            status = lt_last_status();
+        else if (!(o->kind == OPTIM_SGD ? sgd_update(o, i, p, grad) : adam_update(o, i, p, grad)))
             status = lt_last_status();
     }
     lt_origin_restore(caller);
-    lt_scope_end();
-    lt_no_grad_end();
+    lt_no_grad_scope_end();
     return status;
 }
 
@@ -311,16 +329,8 @@ lt_status lt_optim_set_lr(lt_optimizer *o, double lr)
 int lt_optim_state(lt_optimizer *o, lt_tensor **tensors, const char **names, int max)
 {
     const char *op = "optim_state";
-    if (check_optimizer(op, o) != LT_OK)
+    if (check_optimizer(op, o) != LT_OK || lt_nn_check_list_args(op, tensors, names, max) != LT_OK)
         return -1;
-    if (max < 0) {
-        lt_error(LT_ERR_ARGUMENT, "%s: max is %d, expected >= 0", op, max);
-        return -1;
-    }
-    if (max > 0 && !tensors && !names) {
-        lt_error(LT_ERR_NULL, "%s: tensors and names are both NULL with max = %d", op, max);
-        return -1;
-    }
     int total = o->n * o->per_param;
     for (int i = 0; i < total && i < max; i++) {
         if (tensors)

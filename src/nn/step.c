@@ -8,12 +8,18 @@
  * held, optimizer state, results kept with lt_keep). On the cpu device it
  * only closes the scope.
  *
+ * lt_step_end_read is lt_step_end that also reads scalar results of the
+ * step (the loss) as doubles: the one call replaces keep(detach(loss)),
+ * step_end, item and release.
+ *
  * Steps may nest. Each lt_step_end must close the scope its lt_step_begin
  * opened: a scope opened inside the step and still open is an
  * LT_ERR_STATE error (and nothing is closed); a step whose scope was closed
  * with lt_scope_end is ended with an LT_ERR_STATE error (no barrier).
  */
 #include "lazy/lazy.h"
+
+#include <stdlib.h>
 
 /* Scope depth right after each open lt_step_begin (innermost last). */
 #define STEP_MAX_NEST 64
@@ -54,3 +60,50 @@ static lt_status step_end(const char *op, bool wait)
 lt_status lt_step_end(void) { return step_end("step_end", true); }
 
 lt_status lt_step_end_async(void) { return step_end("step_end_async", false); }
+
+/* Each of scalars[0..n) is a live tensor of one element. */
+static lt_status check_scalars(const char *op, lt_tensor *const *scalars, const double *values, int n)
+{
+    if (n < 0)
+        return lt_error(LT_ERR_ARGUMENT, "%s: n is %d, expected >= 0", op, n);
+    if (n > 0 && (!scalars || !values))
+        return lt_error(LT_ERR_NULL, "%s: %s is NULL with n = %d", op, scalars ? "values" : "scalars", n);
+    for (int i = 0; i < n; i++) {
+        if (lt_check_tensor(op, scalars[i], i) != LT_OK)
+            return lt_last_status();
+        if (lt_tensor_numel(scalars[i]) != 1) {
+            char sb[160];
+            return lt_error(LT_ERR_SHAPE, "%s: tensor %d has shape %s (%lld elements), expected one element",
+                            op, i, lt_shape_str(lt_tensor_shape(scalars[i]), lt_tensor_ndim(scalars[i]), sb,
+                                                sizeof sb), (long long)lt_tensor_numel(scalars[i]));
+        }
+    }
+    return LT_OK;
+}
+
+lt_status lt_step_end_read(lt_tensor *const *scalars, double *values, int n)
+{
+    const char *op = "step_end_read";
+    if (check_scalars(op, scalars, values, n) != LT_OK)
+        return lt_last_status();
+    /* Detached aliases outlive the step's scope, so the step's program
+     * computes them; once it ran they hold data and reading them syncs
+     * nothing more. */
+    lt_tensor **kept = calloc((size_t)n + 1, sizeof *kept);
+    double *read = calloc((size_t)n + 1, sizeof *read);
+    lt_status st = kept && read ? LT_OK : lt_error(LT_ERR_MEMORY, "%s: out of memory", op);
+    for (int i = 0; i < n && st == LT_OK; i++)
+        if (!(kept[i] = lt_retain(lt_detach(scalars[i]))))
+            st = lt_last_status();
+    if (st == LT_OK)
+        st = step_end(op, true);
+    for (int i = 0; i < n && st == LT_OK; i++)
+        st = lt_item(kept[i], &read[i]);
+    for (int i = 0; i < n && st == LT_OK; i++)
+        values[i] = read[i];
+    for (int i = 0; i < n && kept; i++)
+        lt_release(kept[i]);
+    free(kept);
+    free(read);
+    return st;
+}
