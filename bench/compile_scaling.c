@@ -58,7 +58,14 @@ extern char **environ;
 
 /* ---- the child: one cold measurement -------------------------------------------------------------- */
 
-/* x -> x * MULT + OFFSET, ops / 2 times; returns the final x (the caller's
+/* Step i of the chain: x * MULT + OFFSET or (x + OFFSET) * MULT, picked by
+ * a fixed pseudo-random bit sequence. Kernels of the same ops in the same
+ * order share one compiled function, so a chain of one repeated step would
+ * compile as one small function whatever its length; this chain has no two
+ * kernels alike and measures the compiler itself. */
+static bool add_first(int i) { return ((uint32_t)i * 2654435761u >> 13) & 1; }
+
+/* The chain's steps, ops / 2 of them; returns the final x (the caller's
  * reference). Every intermediate is released at once, so the barrier has
  * one root. */
 static lt_tensor *trace_chain(lt_tensor *x, int ops)
@@ -66,7 +73,8 @@ static lt_tensor *trace_chain(lt_tensor *x, int ops)
     lt_retain(x);
     for (int i = 0; i < ops / 2 && x; i++) {
         lt_scope_begin();
-        lt_tensor *y = lt_add_scalar(lt_mul_scalar(x, MULT), OFFSET);
+        lt_tensor *y = add_first(i) ? lt_mul_scalar(lt_add_scalar(x, OFFSET), MULT)
+                                    : lt_add_scalar(lt_mul_scalar(x, MULT), OFFSET);
         if (y)
             lt_retain(y);
         lt_scope_end();
@@ -86,7 +94,7 @@ static double chain_error(lt_tensor *x, const float *start, int ops)
     for (int e = 0; e < 4; e++) {
         double v = start[e];
         for (int i = 0; i < ops / 2; i++)
-            v = v * MULT + OFFSET;
+            v = add_first(i) ? (v + OFFSET) * MULT : v * MULT + OFFSET;
         double err = fabs(got[e] - v) / fmax(1.0, fabs(v));
         worst = err > worst || isnan(err) ? err : worst;
     }
@@ -310,9 +318,9 @@ int main(int argc, char **argv)
     setenv("LT_GRAPH_WARN_NODES", "0", 0);
     double load[3] = {0, 0, 0};
     getloadavg(load, 3);
-    printf("lazytensor: cold compile vs graph size (chain x = x * %g + %g on f32[4]; fresh LT_CACHE_DIR per run; "
-           "medians of %d)\n",
-           MULT, OFFSET, repeats);
+    printf("lazytensor: cold compile vs graph size (chain of x = x * %g + %g or (x + %g) * %g in a fixed pseudo-random "
+           "order, on f32[4]; fresh LT_CACHE_DIR per run; medians of %d)\n",
+           MULT, OFFSET, OFFSET, MULT, repeats);
     printf("   %ld CPUs online, load average %.2f: wall times grow with the load, the CPU columns much less\n",
            sysconf(_SC_NPROCESSORS_ONLN), load[0]);
     printf("   %-20s %9s %6s %10s %8s %9s %8s %7s %10s %8s %8s %9s\n", "graph", "barrier", "nodes", "us/node", "our CPU",

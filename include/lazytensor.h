@@ -343,6 +343,19 @@ lt_tensor *lt_randn(const int64_t *dims, int ndim, lt_dtype dt, lt_device dev);
 /** Uniform integers in [low, high). high > low. */
 lt_tensor *lt_randint(int64_t low, int64_t high, const int64_t *dims, int ndim, lt_dtype dt,
                       lt_device dev);
+/**
+ * Samples category indices (i64) from the rows of probs, torch.multinomial's
+ * way: probs is [K] or [N, K] (floating), each row non-negative weights that
+ * need not sum to 1; the result is [num_samples] or [N, num_samples].
+ * With replacement every sample is drawn independently; without it the
+ * samples of a row are distinct (num_samples <= K), in the order drawn.
+ * Draws from the generator (lt_manual_seed), so results repeat for a seed,
+ * on the same device. On the cpu the weights are checked (finite, >= 0, a
+ * row with too few positive weights is an error); on the lazy device that
+ * check would force a sync, and an invalid row gives indices that are in
+ * range but meaningless.
+ */
+lt_tensor *lt_multinomial(lt_tensor *probs, int64_t num_samples, bool replacement);
 
 /* ========================================================================= */
 /* Unary elementwise ops (integer inputs of float ops give f32)               */
