@@ -9,7 +9,7 @@ JOBS ?= $(shell nproc)
 PACKAGES = cmake gcc make pkg-config libopenblas-pthread-dev libcmocka-dev zlib1g-dev dataset-fashion-mnist
 TEST_PACKAGES = python3-torch
 
-.PHONY: all deps deps-test install-packages build build-asan test test-fast test-asan bench bench-compile bench-peers demo fuzz fuzz-build clean
+.PHONY: all deps deps-test install-packages build install build-asan test test-fast test-asan bench bench-compile bench-peers demo fuzz fuzz-build clean
 
 all: build
 
@@ -33,6 +33,14 @@ install-packages:
 build: deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release
 	cmake --build $(BUILD) -j $(JOBS)
+
+# Installs the library (shared and static), lazytensor.h, lazytensor.pc
+# (pkg-config) and the CMake package (find_package(lazytensor)) under PREFIX,
+# staged below DESTDIR when it is set, e.g.
+# `make install PREFIX=$HOME/.local` or `make install DESTDIR=/tmp/stage`.
+PREFIX ?= /usr/local
+install: build
+	DESTDIR="$(DESTDIR)" cmake --install $(BUILD) --prefix "$(PREFIX)"
 
 build-asan: deps-test
 	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DLT_SANITIZE=ON -DLT_BUILD_BENCH=OFF
