@@ -95,7 +95,7 @@ FUZZ_PACKAGES = clang libclang-rt-14-dev libomp-dev
 fuzz-build: deps
 	@$(MAKE) --no-print-directory install-packages LIST="$(FUZZ_PACKAGES)"
 	cmake -S . -B $(FUZZ_BUILD) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-	  -DLT_BUILD_FUZZ=ON -DLT_BUILD_TESTS=OFF -DLT_BUILD_BENCH=OFF
+	  -DLT_BUILD_FUZZ=ON -DLT_BUILD_TESTS=OFF -DLT_BUILD_BENCH=OFF -DLT_BUILD_EXAMPLES=OFF
 	cmake --build $(FUZZ_BUILD) -j $(JOBS)
 
 fuzz: fuzz-build

@@ -2,7 +2,7 @@
  * mlp.c - a multilayer perceptron (784-512-512-10, ReLU) learns to classify
  * Fashion-MNIST clothing images, Adam 1e-3, batch 128, cross entropy.
  *
- *   build/examples/mlp [--steps 469] [--device lazy|cpu] [--log-every 50]
+ *   build/examples/mlp [--steps 468] [--device lazy|cpu] [--log-every 50]
  *                      [--data /usr/share/datasets/fashion-mnist]
  *
  * On the lazy device each step is traced and run as one compiled program.
@@ -14,7 +14,7 @@
 
 int main(int argc, char **argv)
 {
-    example_args args = {469, 50, lt_device_parse("lazy"), EXAMPLE_FASHION_DIR}; /* 469 steps: one epoch */
+    example_args args = {468, 50, lt_device_parse("lazy"), EXAMPLE_FASHION_DIR}; /* 468 steps: one epoch */
     if (!example_parse_args(argc, argv, "--data", &args))
         return 2;
     example_fashion data;
