@@ -20,25 +20,25 @@ bool example_parse_args(int argc, char **argv, const char *path_option, example_
     bool ok = true;
     for (int i = 1; ok && i < argc; i++) {
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!v)
+        if (!v) {
             ok = false;
-        else if (!strcmp(argv[i], "--steps"))
+        } else if (!strcmp(argv[i], "--steps")) {
             ok = parse_count(v, &a->steps);
-        else if (!strcmp(argv[i], "--log-every"))
+        } else if (!strcmp(argv[i], "--log-every")) {
             ok = parse_count(v, &a->log_every);
-        else if (!strcmp(argv[i], "--device")) {
+        } else if (!strcmp(argv[i], "--device")) {
             a->dev = lt_device_parse(v);
             ok = !strcmp(v, "cpu") || !strcmp(v, "lazy");
-        }
-        else if (!strcmp(argv[i], path_option))
+        } else if (!strcmp(argv[i], path_option)) {
             a->path = v;
-        else
+        } else {
             ok = false;
+        }
         i++;
     }
     if (!ok)
-        fprintf(stderr, "usage: %s [--steps N (default %d)] [--device cpu|lazy] [--log-every N] [%s %s]\n", argv[0],
-                a->steps, path_option, a->path);
+        fprintf(stderr, "usage: %s [--steps N] [--device cpu|lazy] [--log-every N] [%s PATH]\n", argv[0],
+                path_option);
     return ok;
 }
 

@@ -40,6 +40,24 @@ run() {
     esac
 }
 
+# bad command lines and missing inputs: a message and a non-zero exit
+# expect CODE PATTERN PROGRAM ARGS...
+expect() {
+    want="$1"; pattern="$2"; shift 2
+    "$@" >"$tmp/out" 2>&1
+    code=$?
+    if [ "$code" -eq "$want" ] && grep -q -- "$pattern" "$tmp/out"; then
+        echo "ok: ${1##*/} ${2:-} ${3:-} -> exit $code"
+    else
+        echo "FAIL: $* -> exit $code (want $want and a line matching $pattern):"; cat "$tmp/out"; fail=1
+    fi
+}
+expect 2 "usage: .*--device cpu|lazy" "$dir/mlp" --device gpu
+expect 2 "usage: .*--text PATH" "$dir/gpt" --steps 0
+expect 2 "usage:" "$dir/mnist_cnn" --steps
+expect 1 "dataset-fashion-mnist" "$dir/mnist_cnn" --data /usr/share/datasets/fashion-mnist/missing
+expect 1 "cannot read a text of more than 64 bytes from /no/such/file" "$dir/gpt" --text /no/such/file
+
 run mlp_lazy 10 0.5 "$dir/mlp" --device lazy --steps 30
 run mlp_cpu 10 0.5 "$dir/mlp" --device cpu --steps 30
 if grep '^step' "$tmp/mlp_lazy" | awk '{ print $4 }' >"$tmp/a" && grep '^step' "$tmp/mlp_cpu" | awk '{ print $4 }' >"$tmp/b" &&
