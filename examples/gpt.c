@@ -2,7 +2,7 @@
  * gpt.c - a character-level GPT learns a text: 2 pre-LN blocks (d 128, 4
  * heads, feed-forward 512, causal attention), context 64, batch 32, AdamW
  * 1e-3, cross entropy on the next character; then it continues the text's
- * first 64 characters greedily.
+ * first 64 characters, sampling.
  *   build/examples/gpt [--steps 1000] [--device lazy|cpu] [--log-every 50]
  *                      [--text /usr/share/common-licenses/GPL-3]
  */
@@ -61,7 +61,9 @@ static lt_tensor *gpt_forward(gpt *g, lt_tensor *tokens)
     return lt_module_forward(g->head, lt_module_forward(g->ln_final, h));
 }
 
-/* Appends SAMPLE characters to the first CTX, each the likeliest after the CTX before it. */
+/* Appends SAMPLE characters to the first CTX, each drawn from the model's
+ * distribution given the CTX before it: the argmax of the logits plus
+ * Gumbel noise -log(-log(u)), u uniform, is a draw from their softmax. */
 static void sample(gpt *g, const example_text *c, lt_device dev)
 {
     int64_t seq[CTX + SAMPLE], n = CTX;
@@ -70,7 +72,9 @@ static void sample(gpt *g, const example_text *c, lt_device dev)
     for (; n < CTX + SAMPLE; n++) {
         lt_scope_begin();
         lt_tensor *logits = gpt_forward(g, lt_from_data(seq + n - CTX, (int64_t[]){1, CTX}, 2, LT_I64, dev));
-        lt_status st = lt_item_int(lt_argmax(lt_select(logits, 1, CTX - 1), 1, false), &seq[n]);
+        lt_tensor *last = lt_select(logits, 1, CTX - 1); /* [1, vocab] */
+        lt_tensor *gumbel = lt_neg(lt_log(lt_neg(lt_log(lt_rand((int64_t[]){1, c->vocab}, 2, LT_F32, dev)))));
+        lt_status st = lt_item_int(lt_argmax(lt_add(last, gumbel), 1, false), &seq[n]);
         lt_scope_end();
         if (st != LT_OK)
             break;

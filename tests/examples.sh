@@ -3,7 +3,7 @@
 # steps: each exits 0 and prints one finite loss a step; the first loss is
 # near log(classes) (an untrained model guesses uniformly), the mean of the
 # last three is below the mean of the first three by LOSS_DROP, and the
-# MLP gives the same losses on cpu and lazy. The GPT ends with its greedy
+# MLP gives the same losses on cpu and lazy. The GPT ends with its
 # sample: the 64 prompt characters and 200 more. Fashion-MNIST comes from
 # the Debian package dataset-fashion-mnist; the GPT reads its default text.
 set -u
