@@ -39,8 +39,11 @@ build: deps
 # staged below DESTDIR when it is set, e.g.
 # `make install PREFIX=$HOME/.local` or `make install DESTDIR=/tmp/stage`.
 PREFIX ?= /usr/local
+# As root, into the real system (no DESTDIR), ldconfig then makes the new
+# shared library known to the loader.
 install: build
 	DESTDIR="$(DESTDIR)" cmake --install $(BUILD) --prefix "$(PREFIX)"
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" -eq 0 ]; then ldconfig; fi
 
 build-asan: deps-test
 	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DLT_SANITIZE=ON -DLT_BUILD_BENCH=OFF
