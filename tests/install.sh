@@ -1,5 +1,5 @@
 #!/bin/sh
-# install.sh BUILD_DIR SOURCE_DIR CC SANITIZED - the library as another project sees
+# install.sh BUILD_DIR SOURCE_DIR CC SANITIZED(0|1) - the library as another project sees
 # it: installs the build with DESTDIR (files land under it, the pkg-config
 # file names the real prefix) and into a temporary prefix, checks that
 # nothing installed points back into the source or build tree, then builds
@@ -46,7 +46,7 @@ find "$prefix" -type f | while read -r f; do
     copy="$tmp/scan/${f#"$prefix"/}"
     mkdir -p "$(dirname "$copy")"
     if grep -qI '' "$f"; then cp "$f" "$copy"
-    elif [ "$sanitized" = ON ]; then readelf -d "$f" >"$copy" 2>&1
+    elif [ "$sanitized" = 1 ]; then readelf -d "$f" >"$copy" 2>&1
     else strip --strip-debug -o "$copy" "$f"
     fi
 done
