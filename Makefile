@@ -9,7 +9,7 @@ JOBS ?= $(shell nproc)
 PACKAGES = cmake gcc make pkg-config libopenblas-pthread-dev libcmocka-dev zlib1g-dev dataset-fashion-mnist
 TEST_PACKAGES = python3-torch
 
-.PHONY: all deps deps-test install-packages build build-asan test test-fast test-asan bench bench-compile bench-peers demo fuzz fuzz-build clean
+.PHONY: all deps deps-test install-packages build install build-asan test test-fast test-asan bench bench-compile bench-peers demo fuzz fuzz-build clean
 
 all: build
 
@@ -33,6 +33,17 @@ install-packages:
 build: deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release
 	cmake --build $(BUILD) -j $(JOBS)
+
+# Installs the library (shared and static), lazytensor.h, lazytensor.pc
+# (pkg-config) and the CMake package (find_package(lazytensor)) under PREFIX,
+# staged below DESTDIR when it is set, e.g.
+# `make install PREFIX=$HOME/.local` or `make install DESTDIR=/tmp/stage`.
+PREFIX ?= /usr/local
+# As root, into the real system (no DESTDIR), ldconfig then makes the new
+# shared library known to the loader.
+install: build
+	DESTDIR="$(DESTDIR)" cmake --install $(BUILD) --prefix "$(PREFIX)"
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" -eq 0 ]; then ldconfig; fi
 
 build-asan: deps-test
 	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DLT_SANITIZE=ON -DLT_BUILD_BENCH=OFF
@@ -87,7 +98,7 @@ FUZZ_PACKAGES = clang libclang-rt-14-dev libomp-dev
 fuzz-build: deps
 	@$(MAKE) --no-print-directory install-packages LIST="$(FUZZ_PACKAGES)"
 	cmake -S . -B $(FUZZ_BUILD) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-	  -DLT_BUILD_FUZZ=ON -DLT_BUILD_TESTS=OFF -DLT_BUILD_BENCH=OFF
+	  -DLT_BUILD_FUZZ=ON -DLT_BUILD_TESTS=OFF -DLT_BUILD_BENCH=OFF -DLT_BUILD_EXAMPLES=OFF
 	cmake --build $(FUZZ_BUILD) -j $(JOBS)
 
 fuzz: fuzz-build
