@@ -62,8 +62,7 @@ static lt_tensor *gpt_forward(gpt *g, lt_tensor *tokens)
 }
 
 /* Appends SAMPLE characters to the first CTX, each drawn from the model's
- * distribution given the CTX before it: the argmax of the logits plus
- * Gumbel noise -log(-log(u)), u uniform, is a draw from their softmax. */
+ * distribution given the CTX before it (the softmax of the logits). */
 static void sample(gpt *g, const example_text *c, lt_device dev)
 {
     int64_t seq[CTX + SAMPLE], n = CTX;
@@ -73,8 +72,7 @@ static void sample(gpt *g, const example_text *c, lt_device dev)
         lt_scope_begin();
         lt_tensor *logits = gpt_forward(g, lt_from_data(seq + n - CTX, (int64_t[]){1, CTX}, 2, LT_I64, dev));
         lt_tensor *last = lt_select(logits, 1, CTX - 1); /* [1, vocab] */
-        lt_tensor *gumbel = lt_neg(lt_log(lt_neg(lt_log(lt_rand((int64_t[]){1, c->vocab}, 2, LT_F32, dev)))));
-        lt_status st = lt_item_int(lt_argmax(lt_add(last, gumbel), 1, false), &seq[n]);
+        lt_status st = lt_item_int(lt_multinomial(lt_softmax(last, 1), 1, true), &seq[n]);
         lt_scope_end();
         if (st != LT_OK)
             break;
