@@ -1530,30 +1530,65 @@ static void write_named(sb *b, const char *text, size_t n, int j)
     }
 }
 
+/* The entry unit's helper that calls a kernel function with the
+ * program's buffers and scalars in the function's own order: the tables
+ * are static data, so the entry point stays a plain list of calls, which
+ * the C compiler builds in little time however many kernels there are. */
+static const char run_kernel_fn[] =
+    "typedef void (*lt_kernel_fn)(void *const *restrict B, const double *restrict S, const lt_rt *rt);\n"
+    "static void lt_run_kernel(lt_kernel_fn fn, void *const *B, const double *S, const lt_rt *rt,\n"
+    "                          const int *bufs, int nb, const int *slots, int ns)\n"
+    "{\n"
+    "    void *L[nb > 0 ? nb : 1];\n"
+    "    double LS[ns > 0 ? ns : 1];\n"
+    "    for (int i = 0; i < nb; i++)\n"
+    "        L[i] = B[bufs[i]];\n"
+    "    for (int i = 0; i < ns; i++)\n"
+    "        LS[i] = S[slots[i]];\n"
+    "    fn(L, ns > 0 ? LS : S, rt);\n"
+    "}\n\n";
+
+/* Kernel j's tables: its buffers (kb<j>) and scalars (ks<j>). */
+static void emit_call_tables(sb *b, const kernel_texts *t, int j)
+{
+    const local_map *m = &t->maps[j];
+    if (m->nbuf > 0) {
+        sb_printf(b, "static const int kb%d[] = {", j);
+        for (int l = 0; l < m->nbuf; l++)
+            sb_printf(b, "%s%d", l ? ", " : "", m->buf[l]);
+        sb_printf(b, "};\n");
+    }
+    if (m->nslot > 0) {
+        sb_printf(b, "static const int ks%d[] = {", j);
+        for (int l = 0; l < m->nslot; l++)
+            sb_printf(b, "%s%d", l ? ", " : "", m->slot[l]);
+        sb_printf(b, "};\n");
+    }
+}
+
 /* Calls kernel j's function with its buffers and scalars. */
 static void emit_call(rctx *c, const kernel_texts *t, int j)
 {
     sb *b = c->b;
     const local_map *m = &t->maps[j];
     describe(c, j);
-    sb_printf(b, "    {\n        void *const L[] = {");
-    for (int l = 0; l < m->nbuf; l++)
-        sb_printf(b, "%sB[%d]", l ? ", " : "", m->buf[l]);
-    sb_printf(b, "%s};\n", m->nbuf ? "" : "NULL");
-    if (m->nslot > 0) {
-        sb_printf(b, "        const double LS[] = {");
-        for (int l = 0; l < m->nslot; l++)
-            sb_printf(b, "%sS[%d]", l ? ", " : "", m->slot[l]);
-        sb_printf(b, "};\n");
-    }
-    sb_printf(b, "        kernel%d(L, %s, rt);\n    }\n", t->rep[j], m->nslot > 0 ? "LS" : "S");
+    char bufs[32] = "NULL", slots[32] = "NULL";
+    if (m->nbuf > 0)
+        frag(bufs, sizeof bufs, "kb%d", j);
+    if (m->nslot > 0)
+        frag(slots, sizeof slots, "ks%d", j);
+    sb_printf(b, "    lt_run_kernel(kernel%d, B, S, rt, %s, %d, %s, %d);\n", t->rep[j], bufs, m->nbuf, slots, m->nslot);
 }
 
 static void emit_entry(rctx *c, const kernel_texts *t)
 {
     const kir_plan *p = c->p;
     sb *b = c->b;
-    sb_printf(b, "int lt_program_entry(void *const *B, const double *S, const lt_rt *rt)\n{\n");
+    sb_printf(b, "%s", run_kernel_fn);
+    for (int j = 0; j < p->nk; j++)
+        if (t->rep[j] >= 0)
+            emit_call_tables(b, t, j);
+    sb_printf(b, "\nint lt_program_entry(void *const *B, const double *S, const lt_rt *rt)\n{\n");
     sb_printf(b, "    int status = 0;\n");
     for (int j = 0; j < p->nk; j++) {
         const kir_kernel *k = &p->k[j];
