@@ -233,58 +233,94 @@ static int64_t images_per_pass(bool direct, size_t elem, const conv_geom *g)
     return chunk < 1 ? 1 : chunk > g->n ? g->n : chunk;
 }
 
+/* One of the three kernels at work: its operands (contiguous, dtype dt),
+ * its output and the column buffer of a pass (NULL when direct: a 1x1
+ * kernel with stride 1 and no padding needs no unfolding). */
+typedef struct conv_pass {
+    lt_dtype dt;
+    const conv_geom *g;
+    bool direct;
+    const char *a, *b; /* forward: x, w; weight gradient: x, gy; input gradient: gy, w */
+    const lt_tensor *bias;
+    char *out, *cols;
+} conv_pass;
+
+/* im2col of images [first, first + images) of x (ps->a) into the columns. */
+static void unfold(const conv_pass *ps, int64_t first, int64_t images)
+{
+    const conv_geom *g = ps->g;
+    const char *xn = ps->a + (size_t)(first * g->c * g->h * g->w) * lt_dtype_size(ps->dt);
+    if (ps->dt == LT_F64)
+        im2col_f64((const double *)xn, (double *)ps->cols, images, g);
+    else
+        im2col_f32((const float *)xn, (float *)ps->cols, images, g);
+}
+
+/* Runs pass(ps, first, images) over the batch, a bounded number of images
+ * at a time, with a column buffer for them unless the kernel is direct. */
+static lt_status run_passes(conv_pass *ps, const char *name, void (*pass)(const conv_pass *, int64_t, int64_t))
+{
+    const conv_geom *g = ps->g;
+    if (!lt_blas_fits(g->og) || !lt_blas_fits(g->p) || !lt_blas_fits(g->k))
+        return lt_error(LT_ERR_UNSUPPORTED, "%s: gemm of %lld x %lld x %lld is too large for BLAS", name,
+                        (long long)g->og, (long long)g->k, (long long)g->p);
+    size_t elem = lt_dtype_size(ps->dt);
+    ps->direct = g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 && g->pw == 0;
+    int64_t chunk = images_per_pass(ps->direct, elem, g);
+    if (chunk == 0)
+        return lt_last_status();
+    ps->cols = NULL;
+    if (!ps->direct && !(ps->cols = lt_alloc((size_t)(chunk * g->k * g->groups * g->p) * elem, name)))
+        return lt_last_status();
+    for (int64_t n0 = 0; n0 < g->n; n0 += chunk)
+        pass(ps, n0, g->n - n0 < chunk ? g->n - n0 : chunk);
+    if (ps->cols)
+        lt_free(ps->cols);
+    return LT_OK;
+}
+
+/* ---- forward ---- */
+
+static void forward_pass(const conv_pass *ps, int64_t first, int64_t images)
+{
+    if (!ps->direct)
+        unfold(ps, first, images);
+    conv_gemms(ps->a, ps->b, ps->cols, ps->out, first, images, ps->direct, ps->dt, ps->g);
+    add_bias(ps->dt, ps->out, ps->bias, first, images, ps->g);
+}
+
 /* The convolution proper on contiguous tensors of dtype dt (f32/f64). */
 static lt_status conv_compute(const lt_tensor *x, const lt_tensor *w, const lt_tensor *bias, lt_tensor *y,
                               lt_dtype dt, const conv_geom *g)
 {
-    size_t elem = lt_dtype_size(dt);
-    char *yp = lt_tensor_ptr(y);
+    conv_pass ps = {.dt = dt, .g = g, .a = lt_tensor_ptr(x), .b = lt_tensor_ptr(w), .bias = bias,
+                    .out = lt_tensor_ptr(y)};
     if (g->k == 0) { /* no input channels: only the bias remains */
-        memset(yp, 0, (size_t)(g->n * g->o * g->p) * elem);
-        add_bias(dt, yp, bias, 0, g->n, g);
+        memset(ps.out, 0, (size_t)(g->n * g->o * g->p) * lt_dtype_size(dt));
+        add_bias(dt, ps.out, bias, 0, g->n, g);
         return LT_OK;
     }
-    if (!lt_blas_fits(g->og) || !lt_blas_fits(g->p) || !lt_blas_fits(g->k))
-        return lt_error(LT_ERR_UNSUPPORTED, "conv2d: gemm of %lld x %lld x %lld is too large for BLAS",
-                        (long long)g->og, (long long)g->k, (long long)g->p);
-    bool direct = g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 && g->pw == 0;
-    int64_t chunk = images_per_pass(direct, elem, g);
-    if (chunk == 0)
-        return lt_last_status();
-    void *cols = NULL;
-    if (!direct && !(cols = lt_alloc((size_t)(chunk * g->k * g->groups * g->p) * elem, "conv2d")))
-        return lt_last_status();
-    const char *xp = lt_tensor_ptr(x), *wp = lt_tensor_ptr(w);
-    for (int64_t n0 = 0; n0 < g->n; n0 += chunk) {
-        int64_t images = g->n - n0 < chunk ? g->n - n0 : chunk;
-        const char *xn = xp + (size_t)(n0 * g->c * g->h * g->w) * elem;
-        if (!direct && dt == LT_F64)
-            im2col_f64((const double *)xn, cols, images, g);
-        else if (!direct)
-            im2col_f32((const float *)xn, cols, images, g);
-        conv_gemms(xp, wp, cols, yp, n0, images, direct, dt, g);
-        add_bias(dt, yp, bias, n0, images, g);
-    }
-    if (cols)
-        lt_free(cols);
-    return LT_OK;
+    return run_passes(&ps, "conv2d", forward_pass);
 }
 
-/* The weight gradient's products for images [first, first + images):
- * dW_g [Og, k] += gy_(n, g) [Og, P] x cols_(b, g)^T, images in order (the
- * sum's order depends on the shapes only). */
-static void wgrad_gemms(const char *x, const char *gy, const char *cols, char *dw, int64_t first, int64_t images,
-                        bool direct, lt_dtype dt, const conv_geom *g)
+/* ---- weight gradient ---- */
+
+/* dW_g [Og, k] += gy_(n, g) [Og, P] x cols_(b, g)^T for the pass's images,
+ * in order (the sum's order depends on the shapes only). */
+static void wgrad_pass(const conv_pass *ps, int64_t first, int64_t images)
 {
-    size_t elem = lt_dtype_size(dt);
+    const conv_geom *g = ps->g;
+    size_t elem = lt_dtype_size(ps->dt);
+    if (!ps->direct)
+        unfold(ps, first, images);
     for (int64_t b = 0; b < images; b++) {
         int64_t n = first + b;
         for (int64_t gi = 0; gi < g->groups; gi++) {
-            const char *src = direct ? x + (size_t)((n * g->c + gi * g->cg) * g->p) * elem
-                                     : cols + (size_t)((b * g->groups + gi) * g->k * g->p) * elem;
-            const char *gyg = gy + (size_t)((n * g->o + gi * g->og) * g->p) * elem;
-            char *dwg = dw + (size_t)(gi * g->og * g->k) * elem;
-            lt_blas_gemm_acc(dt, false, true, g->og, g->k, g->p, gyg, g->p, src, g->p, dwg, g->k);
+            const char *src = ps->direct ? ps->a + (size_t)((n * g->c + gi * g->cg) * g->p) * elem
+                                         : ps->cols + (size_t)((b * g->groups + gi) * g->k * g->p) * elem;
+            const char *gyg = ps->b + (size_t)((n * g->o + gi * g->og) * g->p) * elem;
+            char *dwg = ps->out + (size_t)(gi * g->og * g->k) * elem;
+            lt_blas_gemm_acc(ps->dt, false, true, g->og, g->k, g->p, gyg, g->p, src, g->p, dwg, g->k);
         }
     }
 }
@@ -295,89 +331,49 @@ static void wgrad_gemms(const char *x, const char *gy, const char *cols, char *d
 static lt_status wgrad_compute(const lt_tensor *x, const lt_tensor *gy, lt_tensor *dw, lt_dtype dt,
                                const conv_geom *g)
 {
-    size_t elem = lt_dtype_size(dt);
-    char *dwp = lt_tensor_ptr(dw);
-    memset(dwp, 0, (size_t)(g->o * g->k) * elem);
+    conv_pass ps = {.dt = dt, .g = g, .a = lt_tensor_ptr(x), .b = lt_tensor_ptr(gy), .out = lt_tensor_ptr(dw)};
+    memset(ps.out, 0, (size_t)(g->o * g->k) * lt_dtype_size(dt));
     if (g->n == 0 || g->p == 0 || g->k == 0)
         return LT_OK;
-    if (!lt_blas_fits(g->og) || !lt_blas_fits(g->p) || !lt_blas_fits(g->k))
-        return lt_error(LT_ERR_UNSUPPORTED, "conv2d backward: gemm of %lld x %lld x %lld is too large for BLAS",
-                        (long long)g->og, (long long)g->p, (long long)g->k);
-    bool direct = g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 && g->pw == 0;
-    int64_t chunk = images_per_pass(direct, elem, g);
-    if (chunk == 0)
-        return lt_last_status();
-    void *cols = NULL;
-    if (!direct && !(cols = lt_alloc((size_t)(chunk * g->k * g->groups * g->p) * elem, "conv2d backward")))
-        return lt_last_status();
-    const char *xp = lt_tensor_ptr(x), *gyp = lt_tensor_ptr(gy);
-    for (int64_t n0 = 0; n0 < g->n; n0 += chunk) {
-        int64_t images = g->n - n0 < chunk ? g->n - n0 : chunk;
-        const char *xn = xp + (size_t)(n0 * g->c * g->h * g->w) * elem;
-        if (!direct && dt == LT_F64)
-            im2col_f64((const double *)xn, cols, images, g);
-        else if (!direct)
-            im2col_f32((const float *)xn, cols, images, g);
-        wgrad_gemms(xp, gyp, cols, dwp, n0, images, direct, dt, g);
-    }
-    if (cols)
-        lt_free(cols);
-    return LT_OK;
+    return run_passes(&ps, "conv2d backward", wgrad_pass);
 }
 
-/* The input gradient's products for images [first, first + images):
- * cols_(b, g) [k, P] = W_g^T [k, Og] x gy_(n, g) [Og, P], or, for 1x1
- * kernels (direct), that product straight into dx's planes. */
-static void igrad_gemms(const char *gy, const char *w, char *cols, char *dx, int64_t first, int64_t images,
-                        bool direct, lt_dtype dt, const conv_geom *g)
+/* ---- input gradient ---- */
+
+/* cols_(b, g) [k, P] = W_g^T [k, Og] x gy_(n, g) [Og, P] for the pass's
+ * images, folded back onto dx's planes (col2im); for a direct kernel the
+ * product goes straight into the planes. */
+static void igrad_pass(const conv_pass *ps, int64_t first, int64_t images)
 {
-    size_t elem = lt_dtype_size(dt);
+    const conv_geom *g = ps->g;
+    size_t elem = lt_dtype_size(ps->dt);
     for (int64_t b = 0; b < images; b++) {
         int64_t n = first + b;
         for (int64_t gi = 0; gi < g->groups; gi++) {
-            char *dst = direct ? dx + (size_t)((n * g->c + gi * g->cg) * g->p) * elem
-                               : cols + (size_t)((b * g->groups + gi) * g->k * g->p) * elem;
-            const char *gyg = gy + (size_t)((n * g->o + gi * g->og) * g->p) * elem;
-            const char *wg = w + (size_t)(gi * g->og * g->k) * elem;
-            lt_blas_gemm(dt, true, false, g->k, g->p, g->og, wg, g->k, gyg, g->p, dst, g->p);
+            char *dst = ps->direct ? ps->out + (size_t)((n * g->c + gi * g->cg) * g->p) * elem
+                                   : ps->cols + (size_t)((b * g->groups + gi) * g->k * g->p) * elem;
+            const char *gyg = ps->a + (size_t)((n * g->o + gi * g->og) * g->p) * elem;
+            const char *wg = ps->b + (size_t)(gi * g->og * g->k) * elem;
+            lt_blas_gemm(ps->dt, true, false, g->k, g->p, g->og, wg, g->k, gyg, g->p, dst, g->p);
         }
     }
+    if (!ps->direct && ps->dt == LT_F64)
+        col2im_f64((const double *)ps->cols, (double *)ps->out, first, images, g);
+    else if (!ps->direct)
+        col2im_f32((const float *)ps->cols, (float *)ps->out, first, images, g);
 }
 
 /* conv2d's input gradient on contiguous tensors of dtype dt: gy
- * [N, O, Ho, Wo] and w [O, C/groups, kH, kW] into dx [N, C, H, W]: the
- * columns W^T gy of each image folded back onto the input (col2im). */
+ * [N, O, Ho, Wo] and w [O, C/groups, kH, kW] into dx [N, C, H, W]. */
 static lt_status igrad_compute(const lt_tensor *gy, const lt_tensor *w, lt_tensor *dx, lt_dtype dt,
                                const conv_geom *g)
 {
-    size_t elem = lt_dtype_size(dt);
-    char *dxp = lt_tensor_ptr(dx);
+    conv_pass ps = {.dt = dt, .g = g, .a = lt_tensor_ptr(gy), .b = lt_tensor_ptr(w), .out = lt_tensor_ptr(dx)};
     if (g->p == 0 || g->k == 0 || g->og == 0) {
-        memset(dxp, 0, (size_t)(g->n * g->c * g->h * g->w) * elem);
+        memset(ps.out, 0, (size_t)(g->n * g->c * g->h * g->w) * lt_dtype_size(dt));
         return LT_OK;
     }
-    if (!lt_blas_fits(g->og) || !lt_blas_fits(g->p) || !lt_blas_fits(g->k))
-        return lt_error(LT_ERR_UNSUPPORTED, "conv2d backward: gemm of %lld x %lld x %lld is too large for BLAS",
-                        (long long)g->k, (long long)g->og, (long long)g->p);
-    bool direct = g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 && g->pw == 0;
-    int64_t chunk = images_per_pass(direct, elem, g);
-    if (chunk == 0)
-        return lt_last_status();
-    void *cols = NULL;
-    if (!direct && !(cols = lt_alloc((size_t)(chunk * g->k * g->groups * g->p) * elem, "conv2d backward")))
-        return lt_last_status();
-    const char *gyp = lt_tensor_ptr(gy), *wp = lt_tensor_ptr(w);
-    for (int64_t n0 = 0; n0 < g->n; n0 += chunk) {
-        int64_t images = g->n - n0 < chunk ? g->n - n0 : chunk;
-        igrad_gemms(gyp, wp, cols, dxp, n0, images, direct, dt, g);
-        if (!direct && dt == LT_F64)
-            col2im_f64(cols, (double *)dxp, n0, images, g);
-        else if (!direct)
-            col2im_f32(cols, (float *)dxp, n0, images, g);
-    }
-    if (cols)
-        lt_free(cols);
-    return LT_OK;
+    return run_passes(&ps, "conv2d backward", igrad_pass);
 }
 
 /* Runs a conv kernel: its inputs made contiguous in the compute dtype

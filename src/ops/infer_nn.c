@@ -183,9 +183,30 @@ static lt_status infer_conv2d(lt_op op, const lt_meta *in, int nin, const lt_att
     return LT_OK;
 }
 
+/* The rules of conv2d's gradients: conv2d of x and w (rebuilt from the
+ * gradient op's operands) must be valid and give gy's shape; out receives
+ * `result` (x's or w's meta) in the promoted floating dtype. */
+static lt_status check_conv_grad(const char *name, const lt_meta *x, const lt_meta *w, const lt_meta *gy,
+                                 const lt_meta *in, const lt_attrs *a, const lt_meta *result, lt_meta *out)
+{
+    lt_meta fwd_in[2] = {*x, *w}, y;
+    lt_status st = infer_conv2d(LT_OP_CONV2D, fwd_in, 2, a, &y);
+    if (st != LT_OK)
+        return st;
+    if (y.shape[1] != gy->shape[1] || y.shape[2] != gy->shape[2] || y.shape[3] != gy->shape[3]) {
+        char sg[160], sy[160];
+        return lt_error(LT_ERR_SHAPE, "%s: grad %s, expected the conv2d output shape %s", name,
+                        shape_of(gy, sg, sizeof sg), shape_of(&y, sy, sizeof sy));
+    }
+    lt_dtype dt = LT_F32;
+    if ((st = floating_dtype(name, in, 2, &dt)) != LT_OK)
+        return st;
+    out[0] = lt_meta_make(dt, result->shape, 4);
+    return LT_OK;
+}
+
 /* conv2d's weight gradient from x [N, C, H, W] and the output's gradient
- * gy [N, O, Ho, Wo]: the weight's shape [O, C/groups, kH, kW], where gy's
- * planes must be those conv2d gives for x and that kernel. */
+ * gy [N, O, Ho, Wo]: the weight's shape [O, C/groups, kH, kW]. */
 static lt_status infer_conv2d_weight_grad(lt_op op, const lt_meta *in, int nin, const lt_attrs *a, lt_meta *out)
 {
     (void)op;
@@ -194,29 +215,15 @@ static lt_status infer_conv2d_weight_grad(lt_op op, const lt_meta *in, int nin, 
     if (nin != 2 || x->ndim != 4 || gy->ndim != 4 || gy->shape[0] != x->shape[0])
         return lt_error(LT_ERR_SHAPE, "conv2d_weight_grad: x %s and grad %s, expected [N, C, H, W] and "
                         "[N, O, Ho, Wo]", shape_of(x, sx, sizeof sx), shape_of(gy, sg, sizeof sg));
-    int64_t groups = a->i[6], kernel[2] = {a->i[7], a->i[8]};
+    int64_t groups = a->i[6];
     lt_meta w = lt_meta_make((lt_dtype)x->dtype, (int64_t[]){gy->shape[1], groups > 0 ? x->shape[1] / groups : 0,
-                                                            kernel[0], kernel[1]}, 4);
-    lt_meta fwd_in[2] = {*x, w}, y;
-    lt_status st = infer_conv2d(LT_OP_CONV2D, fwd_in, 2, a, &y);
-    if (st != LT_OK)
-        return st;
-    if (y.shape[1] != gy->shape[1] || y.shape[2] != gy->shape[2] || y.shape[3] != gy->shape[3]) {
-        char sy[160];
-        return lt_error(LT_ERR_SHAPE, "conv2d_weight_grad: grad %s, expected the conv2d output shape %s",
-                        shape_of(gy, sg, sizeof sg), shape_of(&y, sy, sizeof sy));
-    }
-    lt_dtype dt = LT_F32;
-    if ((st = floating_dtype("conv2d_weight_grad", in, 2, &dt)) != LT_OK)
-        return st;
-    out[0] = lt_meta_make(dt, w.shape, 4);
-    return LT_OK;
+                                                            a->i[7], a->i[8]}, 4);
+    return check_conv_grad("conv2d_weight_grad", x, &w, gy, in, a, &w, out);
 }
 
 /* conv2d's input gradient from the output's gradient gy [N, O, Ho, Wo] and
  * the weight w [O, C/groups, kH, kW]: x's shape [N, C, H, W] (H, W from the
- * attributes: several input sizes give one output size), where gy's shape
- * must be the one conv2d gives for that x and w. */
+ * attributes: several input sizes give one output size). */
 static lt_status infer_conv2d_input_grad(lt_op op, const lt_meta *in, int nin, const lt_attrs *a, lt_meta *out)
 {
     (void)op;
@@ -225,22 +232,8 @@ static lt_status infer_conv2d_input_grad(lt_op op, const lt_meta *in, int nin, c
     if (nin != 2 || gy->ndim != 4 || w->ndim != 4)
         return lt_error(LT_ERR_SHAPE, "conv2d_input_grad: grad %s and weight %s, expected [N, O, Ho, Wo] and "
                         "[O, C/groups, kH, kW]", shape_of(gy, sg, sizeof sg), shape_of(w, sw, sizeof sw));
-    int64_t groups = a->i[6];
-    lt_meta x = lt_meta_make((lt_dtype)gy->dtype, (int64_t[]){gy->shape[0], w->shape[1] * groups, a->i[7], a->i[8]}, 4);
-    lt_meta fwd_in[2] = {x, *w}, y;
-    lt_status st = infer_conv2d(LT_OP_CONV2D, fwd_in, 2, a, &y);
-    if (st != LT_OK)
-        return st;
-    if (y.shape[1] != gy->shape[1] || y.shape[2] != gy->shape[2] || y.shape[3] != gy->shape[3]) {
-        char sy[160];
-        return lt_error(LT_ERR_SHAPE, "conv2d_input_grad: grad %s, expected the conv2d output shape %s",
-                        shape_of(gy, sg, sizeof sg), shape_of(&y, sy, sizeof sy));
-    }
-    lt_dtype dt = LT_F32;
-    if ((st = floating_dtype("conv2d_input_grad", in, 2, &dt)) != LT_OK)
-        return st;
-    out[0] = lt_meta_make(dt, x.shape, 4);
-    return LT_OK;
+    lt_meta x = lt_meta_make((lt_dtype)gy->dtype, (int64_t[]){gy->shape[0], w->shape[1] * a->i[6], a->i[7], a->i[8]}, 4);
+    return check_conv_grad("conv2d_input_grad", &x, w, gy, in, a, &x, out);
 }
 
 /* ---- pooling ------------------------------------------------------------ */
