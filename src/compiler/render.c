@@ -1035,12 +1035,14 @@ static void emit_prologue(rctx *c)
     sb_printf(b, "    (void)S;\n");
 }
 
+/* A comment on kernel `index`: what it computes and the buffers it
+ * defines (in the entry point, before its call). */
 static void describe(rctx *c, int index)
 {
-    const kir_kernel *k = c->k;
+    const kir_kernel *k = &c->p->k[index];
     sb *b = c->b;
     char shape[160];
-    sb_printf(b, "/* kernel %d: ", index);
+    sb_printf(b, "    /* kernel %d: ", index);
     if (k->kind == KK_ROW) {
         const lt_gnode *n = gnode(c, k->node);
         sb_printf(b, "%s along dim %d of %s%s", lt_op_name((lt_op)n->op), k->row_var,
