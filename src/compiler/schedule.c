@@ -1256,8 +1256,11 @@ static lt_status assign_roots(kir_plan *p)
 {
     for (uint32_t r = 0; r < p->g->nroots; r++) {
         uint32_t v = value_id(p->g->roots[r]);
-        /* a view with the exact layout of a leaf or another root */
-        while (p->vbuf[v] < 0 && p->cls[v / LT_MAX_OUTPUTS] == NC_VIEW)
+        /* a view with the exact layout of a leaf or another root
+         * (root_is_alias): its buffer is that one's, found down the chain
+         * past any temporary a view in between was materialized into
+         * (the workspace is reused, so a root must never point there) */
+        while (p->cls[v / LT_MAX_OUTPUTS] == NC_VIEW && (p->vbuf[v] < 0 || p->b[p->vbuf[v]].kind == KB_TMP))
             v = value_id(input_of(p, gnode(p, v / LT_MAX_OUTPUTS), 0));
         p->root_buf[r] = p->vbuf[v];
         if (p->root_buf[r] < 0)
