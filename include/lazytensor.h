@@ -835,7 +835,9 @@ lt_compile_cause lt_lazy_last_compile_kind(void);
 int64_t lt_metrics_counter(const char *name);
 /** Timer statistics in milliseconds ("CompileTime", "ExecuteTime",
  *  "TracingTime", "TransferTime"; with the tiered backend CompileTime is the
- *  part the barrier waits for, and "BackgroundCompileTime" the rest). */
+ *  part the barrier waits for, and "BackgroundCompileTime" the rest).
+ *  TracingTime times one traced op in 16: its count is the number of
+ *  sampled ops, its total and percentiles are per op. */
 typedef struct lt_timer_stats {
     int64_t count;
     double total_ms, p50_ms, p90_ms, p99_ms, max_ms;
