@@ -155,9 +155,10 @@ static PyObject *tensor_repr(PyObject *self)
         lt_format(t, buf, (size_t)n + 1);
     }
     PyObject *r;
-    if (lt_requires_grad(t) && n > 0 && buf[n - 1] == ')') /* torch names the grad_fn; the C API has none */
-        r = PyUnicode_FromFormat("%.*s, requires_grad=True)", n - 1, buf);
-    else
+    if (lt_requires_grad(t) && n > 0 && buf[n - 1] == ')') { /* torch names the grad_fn; the C API has none */
+        buf[n - 1] = '\0';
+        r = PyUnicode_FromFormat("%s, requires_grad=True)", buf);
+    } else
         r = PyUnicode_FromStringAndSize(buf, n);
     if (buf != small)
         free(buf);
