@@ -104,6 +104,12 @@ class Tensor(_C._TensorBase):
     def squeeze(self, dim=None):
         return self.squeeze_all() if dim is None else self.squeeze_dim(dim)
 
+    def split(self, split_size, dim=0):
+        return _C._TensorBase.split(self, split_size, dim)
+
+    def chunk(self, chunks, dim=0):
+        return _C._TensorBase.chunk(self, chunks, dim)
+
     def unbind(self, dim=0):
         return tuple(self.select(dim, i) for i in range(self.shape[dim]))
 
