@@ -18,7 +18,7 @@ from ._C import bool  # noqa: A004 (torch's name)
 from ._functions import *  # noqa: F401,F403
 from ._functions import __all__ as _function_names
 from .serialization import save, load
-from . import nn, optim  # noqa: E402
+from . import nn, optim, data  # noqa: E402
 
 float = float32  # noqa: A001
 double = float64
@@ -30,4 +30,4 @@ __version__ = _C.version
 
 __all__ = ["Tensor", "dtype", "device", "float32", "float64", "int32", "int64", "uint8", "bool",
            "bfloat16", "float16", "manual_seed", "mark_step", "sync", "metrics_report", "save",
-           "load", "nn", "optim"] + list(_function_names)
+           "load", "nn", "optim", "data"] + list(_function_names)

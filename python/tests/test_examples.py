@@ -1,0 +1,49 @@
+"""examples/python/mlp.py gives the C trainer's losses: the same seed,
+initialization, batch order and update (lazytensor-train --model mlp)."""
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BUILD = os.environ.get("LT_BUILD_DIR", os.path.join(ROOT, "build"))
+TRAINER = os.path.join(BUILD, "lazytensor-train")
+DATA = "/usr/share/datasets/fashion-mnist"
+STEPS = 20
+
+pytestmark = pytest.mark.skipif(not os.path.exists(os.path.join(DATA, "train-images-idx3-ubyte.gz")),
+                                reason="needs the Debian package dataset-fashion-mnist")
+
+
+def python_losses(device):
+    out = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "python", "mlp.py"), "--device", device,
+                          "--epochs", "1", "--steps", str(STEPS), "--log-every", "1"],
+                         capture_output=True, text=True, check=True).stdout
+    return [float(v) for v in re.findall(r"^step \d+  loss (\S+)$", out, re.M)]
+
+
+def trainer_losses(device):
+    """The trainer prints the loss after steps 2, 4, ... (stderr, not a tty)."""
+    out = subprocess.run([TRAINER, "--model", "mlp", "--device", device, "--epochs", "1", "--steps", str(STEPS)],
+                         capture_output=True, text=True, check=True).stderr
+    return {int(s): float(v) for s, v in re.findall(r"\] (\d+)/\d+ .* loss (\S+)", out)}
+
+
+@pytest.mark.skipif(not os.path.exists(TRAINER), reason="the C trainer is not built")
+def test_python_mlp_gives_the_c_trainers_losses():
+    ours = python_losses("lazy")
+    assert len(ours) == STEPS
+    theirs = trainer_losses("lazy")
+    assert len(theirs) == 10
+    for step, loss in theirs.items():  # printed with 4 decimals
+        assert abs(ours[step - 1] - loss) <= 5e-5 + 1e-9, (step, ours[step - 1], loss)
+    assert ours[-1] < ours[0] - 1.0
+
+
+def test_python_mlp_same_losses_on_cpu_and_lazy():
+    lazy, cpu = python_losses("lazy"), python_losses("cpu")
+    assert len(cpu) == STEPS
+    for a, b in zip(cpu, lazy):
+        assert abs(a - b) <= 1e-4 * abs(a)
