@@ -78,6 +78,14 @@ static int consumed(PyObject *item)
 static bool add_mask(indexing *ix, lt_tensor *mask, int *d)
 {
     int k = lt_tensor_ndim(mask);
+    for (int j = 0; j < k; j++) {
+        int64_t want = lt_tensor_size(ix->view, *d + j), got = lt_tensor_shape(mask)[j];
+        if (want != got) {
+            PyErr_Format(PyExc_IndexError, "the shape of the mask (dim %d: %lld) does not match the shape of the "
+                         "indexed tensor (dim %d: %lld)", j, (long long)got, *d + j, (long long)want);
+            return false;
+        }
+    }
     lt_tensor *nz = lt_nonzero(mask);
     if (!nz)
         return ltpy_raise(), false;

@@ -47,3 +47,24 @@ def test_python_mlp_same_losses_on_cpu_and_lazy():
     assert len(cpu) == STEPS
     for a, b in zip(cpu, lazy):
         assert abs(a - b) <= 1e-4 * abs(a)
+
+
+@pytest.mark.skipif(not os.path.exists(TRAINER), reason="the C trainer is not built")
+def test_checkpoint_of_the_c_trainer_loads_in_python(tmp_path):
+    """A model trained and saved by lazytensor-train (safetensors)
+    loads into the Python MLP and gives the trainer's test accuracy."""
+    import lazytensor as lt
+    from lazytensor import nn
+    path = tmp_path / "mlp.safetensors"
+    out = subprocess.run([TRAINER, "--model", "mlp", "--device", "cpu", "--epochs", "1", "--steps", "5", "--save",
+                          str(path)], capture_output=True, text=True, check=True).stdout
+    accuracy = float(re.search(r"test accuracy ([0-9.]+)%", out).group(1))
+    state = lt.load(path)
+    assert state["optim.state.0.exp_avg"].shape == (512, 784)  # the optimizer state is saved too
+    model = nn.Sequential(nn.Flatten(), nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(),
+                          nn.Linear(512, 10))
+    model.load_state_dict({k[len("model."):]: v for k, v in state.items() if k.startswith("model.")})
+    test = lt.data.fashion_mnist(DATA, train=False)
+    with lt.no_grad():
+        correct = sum((model(x).argmax(1) == y).sum().item() for x, y in test.batches(1000))
+    assert abs(100 * correct / len(test) - accuracy) < 0.006

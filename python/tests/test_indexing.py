@@ -126,6 +126,8 @@ def test_index_errors(device):
         x["a"]
     with pytest.raises(IndexError):
         x[lt.tensor([0, 5]), lt.tensor([0, 1])]
+    with pytest.raises(IndexError, match="shape of the mask"):
+        x[lt.tensor([[True]], device=device)]
     with pytest.raises(TypeError):
         del x[0]
     with pytest.raises(TypeError):
