@@ -68,3 +68,22 @@ def test_checkpoint_of_the_c_trainer_loads_in_python(tmp_path):
     with lt.no_grad():
         correct = sum((model(x).argmax(1) == y).sum().item() for x, y in test.batches(1000))
     assert abs(100 * correct / len(test) - accuracy) < 0.006
+
+
+@pytest.mark.parametrize("device", ["cpu", "lazy"])
+def test_python_gpt_trains_and_samples(device):
+    """examples/python/gpt.py: a first loss near log(vocabulary), a falling
+    loss, then the 64 prompt characters and 20 generated ones."""
+    import math
+    text = "/usr/share/common-licenses/GPL-3"
+    out = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "python", "gpt.py"), "--device", device,
+                          "--steps", "12", "--log-every", "1", "--sample", "20", "--text", text],
+                         capture_output=True, text=True, check=True).stdout
+    vocab = int(re.search(r"vocabulary (\d+)", out).group(1))
+    losses = [float(v) for v in re.findall(r"^step \d+  loss (\S+)$", out, re.M)]
+    assert len(losses) == 12 and abs(losses[0] - math.log(vocab)) < 0.5
+    assert sum(losses[-3:]) < sum(losses[:3]) - 0.3
+    sample = out.split("\n", 13)[13]
+    with open(text, "rb") as f:
+        prompt = f.read(64).decode()
+    assert sample.startswith(prompt) and len(sample.rstrip("\n")) >= 64 + 20 - 5
