@@ -312,3 +312,16 @@ def test_backward_with_gradient_argument(device):
     y = x * x
     y.backward(lt.tensor([1.0, 0.5, 0.0], device=device))
     assert x.grad.tolist() == [2.0, 2.0, 0.0]
+
+
+def test_python_conveniences(device):
+    import pickle
+    x = lt.tensor([[1, 2], [3, 4]], dtype=lt.int32, device=device)
+    y = pickle.loads(pickle.dumps(x))
+    assert y.tolist() == x.tolist() and y.dtype is lt.int32 and y.device == x.device
+    assert x.sum(dtype=lt.float64).dtype is lt.float64 and x.sum().dtype is lt.int64
+    assert f"{x.float().mean():.2f}" == "2.50"
+    assert [r.tolist() for r in x] == [[1, 2], [3, 4]]
+    assert lt.exp(lt.zeros(2, device=device)).tolist() == [1.0, 1.0]
+    assert x.is_floating_point() is False and x.float().element_size() == 4
+    assert lt.promote_types(lt.int32, lt.float16) is lt.float16
