@@ -61,45 +61,6 @@ static bool dnnl_sgemm_1thread(bool trans_a, bool trans_b, int64_t m, int64_t n,
     omp_set_num_threads(saved);
     return st == dnnl_success;
 }
-
-/*
- * oneDNN generates its gemm code on the first call in a process: about
- * 40 ms, which would land in the first training step. A thread started
- * when the library is loaded makes that first call on a tiny product, in
- * every layout the library uses, so that the code is ready by the time a
- * step needs it. The thread is joined when the library is unloaded or the
- * process exits (oneDNN's own state must outlive it), and before a fork.
- */
-static pthread_t warm_up_thread;
-static bool warm_up_started;
-
-static void *warm_up_gemm(void *arg)
-{
-    (void)arg;
-    float a[16 * 16] = {0}, b[16 * 16] = {0}, c[16 * 16];
-    static const char layouts[3][2] = {{'N', 'N'}, {'N', 'T'}, {'T', 'N'}};
-    for (int i = 0; i < 3; i++)
-        dnnl_sgemm_1thread(layouts[i][0] == 'T', layouts[i][1] == 'T', 16, 16, 16, a, 16, b, 16, 0.0f, c, 16);
-    return NULL;
-}
-
-static void join_gemm_warm_up(void)
-{
-    if (warm_up_started)
-        pthread_join(warm_up_thread, NULL);
-    warm_up_started = false;
-}
-
-/* fork() waits for the warm-up first (the atfork prepare handler): a child
- * must not inherit oneDNN in the middle of generating code, nor a thread
- * it would try to join. */
-__attribute__((constructor)) static void start_gemm_warm_up(void)
-{
-    pthread_atfork(join_gemm_warm_up, NULL, NULL);
-    warm_up_started = pthread_create(&warm_up_thread, NULL, warm_up_gemm, NULL) == 0;
-}
-
-__attribute__((destructor)) static void finish_gemm_warm_up(void) { join_gemm_warm_up(); }
 #endif
 
 /* C = op(A) op(B), or C += op(A) op(B) when accumulate. */
