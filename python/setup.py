@@ -2,8 +2,7 @@
 (src/, the same sources CMake builds) compiled into one module.
 
 Needs a C compiler, zlib and the pthreads build of OpenBLAS (Debian:
-gcc zlib1g-dev libopenblas-pthread-dev), like the C library itself, and
-uses oneDNN for f32 products when it is installed (libdnnl-dev).
+gcc zlib1g-dev libopenblas-pthread-dev), like the C library itself.
 `pip install ./python` builds from this checkout (pip builds in place, so
 the core's sources one folder up are reachable).
 """
@@ -39,15 +38,7 @@ def openblas_flags():
             [f[2:] for f in libs if f.startswith("-l")])
 
 
-def dnnl_flags():
-    """(macros, libraries) for oneDNN's sgemm, when its header is installed (as CMakeLists.txt)."""
-    if os.path.exists("/usr/include/oneapi/dnnl/dnnl.h"):
-        return [("LT_HAVE_DNNL", None)], ["dnnl", "gomp"]
-    return [], []
-
-
 blas_includes, blas_dirs, blas_libs = openblas_flags()
-dnnl_macros, dnnl_libs = dnnl_flags()
 # setuptools takes sources relative to this folder (pip runs setup.py here)
 core = sorted(os.path.relpath(p, HERE) for p in glob.glob(os.path.join(ROOT, "src", "*", "*.c")))
 front = sorted(os.path.relpath(p, HERE) for p in glob.glob(os.path.join(HERE, "src", "*.c")))
@@ -56,11 +47,11 @@ extension = Extension(
     "lazytensor._C",
     sources=front + core,
     include_dirs=[os.path.join(ROOT, "include"), os.path.join(ROOT, "src")] + blas_includes,
-    define_macros=[("_GNU_SOURCE", None)] + dnnl_macros,
+    define_macros=[("_GNU_SOURCE", None)],
     extra_compile_args=["-std=c11", "-O3", "-fopenmp-simd", "-Wno-unknown-pragmas"],
     library_dirs=blas_dirs,
     runtime_library_dirs=blas_dirs,
-    libraries=blas_libs + dnnl_libs + ["z", "m", "pthread", "dl"],
+    libraries=blas_libs + ["z", "m", "pthread", "dl"],
 )
 
 setup(ext_modules=[extension])
