@@ -16,8 +16,7 @@
 #include <string.h>
 
 /* The origin given to ops recorded on this thread (see lazy.h). */
-/* initial-exec: read on every traced op (see owner.c) */
-static _Thread_local lt_origin current_origin __attribute__((tls_model("initial-exec")));
+static _Thread_local lt_origin current_origin;
 
 static lt_node *nodes;
 static uint32_t node_count, node_cap;
