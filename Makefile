@@ -5,9 +5,10 @@ BUILD ?= build
 ASAN_BUILD ?= build-asan
 JOBS ?= $(shell nproc)
 # Build: compiler, CMake, OpenBLAS (pthreads build), cmocka, zlib. Data: the
-# Fashion-MNIST package. Tests also read a checkpoint back with PyTorch.
+# Fashion-MNIST package. Tests also read a checkpoint back with PyTorch, and
+# tests/torch_diff compares every op with PyTorch (torch and NumPy).
 PACKAGES = cmake gcc make pkg-config libopenblas-pthread-dev libcmocka-dev zlib1g-dev dataset-fashion-mnist
-TEST_PACKAGES = python3-torch
+TEST_PACKAGES = python3-torch python3-numpy
 
 .PHONY: all deps deps-test install-packages build install build-asan test test-fast test-asan bench bench-compile bench-peers demo fuzz fuzz-build clean
 
