@@ -469,6 +469,124 @@ lt_tensor *lt_zero_(lt_tensor *dst);
 lt_tensor *lt_copy_(lt_tensor *dst, lt_tensor *src);
 
 /* ========================================================================= */
+/* More math: trigonometric, logarithms, float tests, bitwise, activations    */
+/* ========================================================================= */
+
+/*
+ * PyTorch's functions of the same names (docs/ops_torch.md maps them).
+ * Unless noted, integer and bool inputs give f32 results, and the op is
+ * differentiable. Each is one fused elementwise op on the lazy device.
+ */
+lt_tensor *lt_tan(lt_tensor *t);     /**< tangent */
+lt_tensor *lt_asin(lt_tensor *t);    /**< arcsine (NaN outside [-1, 1]) */
+lt_tensor *lt_acos(lt_tensor *t);    /**< arccosine (NaN outside [-1, 1]) */
+lt_tensor *lt_atan(lt_tensor *t);    /**< arctangent */
+lt_tensor *lt_sinh(lt_tensor *t);    /**< hyperbolic sine */
+lt_tensor *lt_cosh(lt_tensor *t);    /**< hyperbolic cosine */
+lt_tensor *lt_asinh(lt_tensor *t);   /**< inverse hyperbolic sine */
+lt_tensor *lt_acosh(lt_tensor *t);   /**< inverse hyperbolic cosine (NaN below 1) */
+lt_tensor *lt_atanh(lt_tensor *t);   /**< inverse hyperbolic tangent (+-inf at +-1) */
+lt_tensor *lt_log2(lt_tensor *t);    /**< base-2 logarithm */
+lt_tensor *lt_log10(lt_tensor *t);   /**< base-10 logarithm */
+lt_tensor *lt_exp2(lt_tensor *t);    /**< 2^x */
+/** Rounds toward zero; keeps the dtype (integers unchanged; bool refused).
+ *  Its gradient is zero. */
+lt_tensor *lt_trunc(lt_tensor *t);
+/** x - trunc(x), floating inputs only; gradient 1. */
+lt_tensor *lt_frac(lt_tensor *t);
+/** True where x is NaN (bool result, any dtype; never for integers). */
+lt_tensor *lt_isnan(lt_tensor *t);
+/** True where x is +inf or -inf (bool result, any dtype). */
+lt_tensor *lt_isinf(lt_tensor *t);
+/** True where x is neither inf nor NaN (bool result, any dtype). */
+lt_tensor *lt_isfinite(lt_tensor *t);
+/**
+ * Replaces NaN by nan, +inf by posinf and -inf by neginf. As in torch,
+ * the default infinities replace by the dtype's largest / lowest finite
+ * value: pass INFINITY / -INFINITY (or HUGE_VAL) for that default.
+ * Integer and bool tensors come back as copies.
+ */
+lt_tensor *lt_nan_to_num(lt_tensor *t, double nan, double posinf, double neginf);
+
+/** atan2(a, b): the angle of (b, a), in (-pi, pi]. Broadcasts. */
+lt_tensor *lt_atan2(lt_tensor *a, lt_tensor *b);
+/** sqrt(a^2 + b^2) without overflow; floating inputs only. */
+lt_tensor *lt_hypot(lt_tensor *a, lt_tensor *b);
+/** |a| with the sign of b (the sign bit: -0.0 counts as negative). */
+lt_tensor *lt_copysign(lt_tensor *a, lt_tensor *b);
+/** a * log(b), 0 where a == 0 (unless b is NaN). */
+lt_tensor *lt_xlogy(lt_tensor *a, lt_tensor *b);
+/** log(exp(a) + exp(b)) without overflow; floating inputs only. */
+lt_tensor *lt_logaddexp(lt_tensor *a, lt_tensor *b);
+/** C's fmod: a - trunc(a / b) * b, the sign of a. Keeps the promoted dtype;
+ *  integer division by zero is an error (on the lazy device, of the step).
+ *  Differentiable for floating inputs. */
+lt_tensor *lt_fmod(lt_tensor *a, lt_tensor *b);
+/** floor(a / b) in the promoted dtype (torch.floor_divide); integer
+ *  division by zero is an error. Not differentiable. */
+lt_tensor *lt_floor_divide(lt_tensor *a, lt_tensor *b);
+
+/* Bitwise ops: integer and bool inputs only (promoted together; floating
+ * inputs are refused). Not differentiable. */
+lt_tensor *lt_bitwise_not(lt_tensor *t);                  /**< ~x (bool: !x) */
+lt_tensor *lt_bitwise_and(lt_tensor *a, lt_tensor *b);    /**< a & b */
+lt_tensor *lt_bitwise_or(lt_tensor *a, lt_tensor *b);     /**< a | b */
+lt_tensor *lt_bitwise_xor(lt_tensor *a, lt_tensor *b);    /**< a ^ b */
+/** a << b on integers (not bool); a shift by the width or more, or by a
+ *  negative amount, gives 0 (as torch). */
+lt_tensor *lt_bitwise_left_shift(lt_tensor *a, lt_tensor *b);
+/** a >> b (arithmetic for signed types); a shift by the width or more, or
+ *  by a negative amount, gives 0 or -1 (the sign). */
+lt_tensor *lt_bitwise_right_shift(lt_tensor *a, lt_tensor *b);
+
+/** start + weight * (end - start), in torch's two-sided form (exact at
+ *  weight 0 and 1). Broadcasts; one fused kernel on the lazy device. */
+lt_tensor *lt_lerp(lt_tensor *start, lt_tensor *end, lt_tensor *weight);
+/** lt_lerp with a scalar weight. */
+lt_tensor *lt_lerp_scalar(lt_tensor *start, lt_tensor *end, double weight);
+/** t + value * t1 * t2 (broadcasting). A value other than 1 is a C double:
+ *  with integer tensors the result is then f32. */
+lt_tensor *lt_addcmul(lt_tensor *t, lt_tensor *t1, lt_tensor *t2, double value);
+/** t + value * t1 / t2; t1 and t2 must not both be integer (as torch). */
+lt_tensor *lt_addcdiv(lt_tensor *t, lt_tensor *t1, lt_tensor *t2, double value);
+
+/* Activations (torch.nn.functional). Integer inputs give f32. */
+/** x > 0 ? x : negative_slope * x. */
+lt_tensor *lt_leaky_relu(lt_tensor *t, double negative_slope);
+/** x > 0 ? x : alpha * (exp(x) - 1). */
+lt_tensor *lt_elu(lt_tensor *t, double alpha);
+/** scale * elu(x, alpha) with torch's constants alpha = 1.6732632...,
+ *  scale = 1.0507009... */
+lt_tensor *lt_selu(lt_tensor *t);
+/** max(0, x) + min(0, alpha * (exp(x / alpha) - 1)); alpha != 0. */
+lt_tensor *lt_celu(lt_tensor *t, double alpha);
+/** log(1 + exp(beta x)) / beta, and x itself where beta x > threshold
+ *  (torch's defaults: beta 1, threshold 20); beta != 0. */
+lt_tensor *lt_softplus(lt_tensor *t, double beta, double threshold);
+/** x / (1 + |x|). */
+lt_tensor *lt_softsign(lt_tensor *t);
+/** x * relu6(x + 3) / 6. */
+lt_tensor *lt_hardswish(lt_tensor *t);
+/** relu6(x + 3) / 6. */
+lt_tensor *lt_hardsigmoid(lt_tensor *t);
+/** x * tanh(softplus(x)). */
+lt_tensor *lt_mish(lt_tensor *t);
+/** log(sigmoid(x)), computed stably. */
+lt_tensor *lt_logsigmoid(lt_tensor *t);
+/** gelu with the tanh approximation (torch's approximate="tanh"):
+ *  x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))). */
+lt_tensor *lt_gelu_tanh(lt_tensor *t);
+/** Clamps to [min_val, max_val] keeping the dtype; as in torch, min_val >
+ *  max_val gives max_val everywhere. The gradient passes inside the range
+ *  (at the bounds too). NaN bounds are refused. */
+lt_tensor *lt_hardtanh(lt_tensor *t, double min_val, double max_val);
+/** hardtanh(x, 0, 6). */
+lt_tensor *lt_relu6(lt_tensor *t);
+/** Gated linear unit: a * sigmoid(b) where a, b are the halves of dim
+ *  (its size must be even). */
+lt_tensor *lt_glu(lt_tensor *t, int dim);
+
+/* ========================================================================= */
 /* Conversion and copies                                                      */
 /* ========================================================================= */
 

@@ -39,6 +39,11 @@ def xf_dtypes(kinds, reason):
     return lambda s: reason if any(np.dtype(d).kind in kinds for d in arg_dtypes(s)) else None
 
 
+def xf_any(*fns):
+    """The first reason any of fns gives."""
+    return lambda s: next((r for r in (f(s) for f in fns) if r), None)
+
+
 EXT_BOOL = "extension: accepts bool inputs, which torch refuses"
 EXT_INT = "extension: accepts integer inputs (computes in f32), which torch refuses"
 XF_BOOL = xf_dtypes("b", EXT_BOOL)
@@ -469,3 +474,117 @@ add(Op("nll_loss", call("lt_nll_loss"), F.nll_loss,
 add(Op("mse_loss", call("lt_mse_loss"), F.mse_loss,
        [Sample(t((4, 5)), t((4, 5))), Sample(t((3,), np.float64), t((3,), np.float64)),
         Sample(t((4, 5), layout="t"), t((4, 5)))], rtol=SUMS))
+
+# ==== math functions and activations (issue 9's elementwise families) ========
+XF_INT_EXT = xf_dtypes("iub", EXT_INT)
+unary("tan", torch.tan, domain="unit", rtol=TRANS)
+unary("asin", torch.asin, domain="unit", rtol=TRANS)
+unary("acos", torch.acos, domain="unit", rtol=TRANS)
+unary("atan", torch.atan, rtol=TRANS)
+unary("sinh", torch.sinh, rtol=TRANS)
+unary("cosh", torch.cosh, rtol=TRANS)
+unary("asinh", torch.asinh, rtol=TRANS)
+unary("acosh", torch.acosh, domain="big1", rtol=TRANS, xfail=None)
+OPS[-1].samples = [s for s in OPS[-1].samples]
+for s in OPS[-1].samples:  # acosh is defined on [1, inf): use |x|
+    for a in s.args:
+        if isinstance(a, Arg) and a.values.dtype.kind == "f" and s.note != "edges":
+            a.values = np.asarray(np.abs(a.values))
+unary("atanh", torch.atanh, domain="unit", rtol=TRANS)
+unary("log2", torch.log2, domain="pos", rtol=TRANS)
+unary("log10", torch.log10, domain="pos", rtol=TRANS)
+unary("exp2", torch.exp2, rtol=TRANS)
+unary("trunc", torch.trunc, xfail=None)
+unary("frac", torch.frac)
+unary("isnan", torch.isnan, grad=False)
+unary("isinf", torch.isinf, grad=False)
+unary("isfinite", torch.isfinite, grad=False)
+unary("bitwise_not", torch.bitwise_not, dtypes=ALL, grad=False)
+unary("mish", F.mish, rtol=TRANS, xfail=XF_INT_EXT)
+unary("logsigmoid", F.logsigmoid, rtol=TRANS, xfail=XF_INT_EXT)
+unary("softsign", F.softsign, rtol=TRANS, xfail=xf_any(
+    XF_BOOL, lambda s: ("torch computes |x| in the integer dtype, which wraps at the minimum"
+                        if s.note == "edges" and arg_dtypes(s)[0].kind == "i" else None)))
+# torch's f64 gradient multiplies by the f32 constant 1.0f / 6.0f
+unary("hardsigmoid", F.hardsigmoid, xfail=XF_INT_EXT, grad_rtol={"float64": 1e-7})
+unary("hardswish", F.hardswish, xfail=XF_INT_EXT)
+unary("gelu_tanh", lambda x: F.gelu(x, approximate="tanh"), rtol=TRANS, atol={"float32": 1e-6}, xfail=XF_INT_EXT)
+unary("relu6", F.relu6)
+
+
+def param_unary(name, ref, params, dtypes=ALL, domain="normal", xfail=XF_INT_EXT, **kw):
+    samples = []
+    for p in params:
+        for s in unary_samples(dtypes, domain):
+            samples.append(Sample(*s.args, *p, note=s.note, grad=s.grad))
+    return add(Op(name, lambda L, x, *p: L.call(f"lt_{name}", x, *p), ref, samples, xfail=xfail, **kw))
+
+
+param_unary("softplus", lambda x, b, t: F.softplus(x, b, t), [(1.0, 20.0), (2.0, 1.0), (-0.5, 3.0)], rtol=TRANS)
+param_unary("elu", lambda x, a: F.elu(x, a), [(1.0,), (0.3,)], rtol=TRANS)
+param_unary("celu", lambda x, a: F.celu(x, a), [(1.0,), (2.5,)], rtol=TRANS)
+param_unary("selu", F.selu, [()], rtol=TRANS)
+param_unary("leaky_relu", lambda x, s: F.leaky_relu(x, s), [(0.01,), (-2.0,)])
+param_unary("hardtanh", lambda x, lo, hi: F.hardtanh(x, *c_bounds(x, lo, hi)), [(-1.0, 1.0), (0.5, 2.0), (2.0, -1.0)],
+            xfail=lambda s: ("C double bounds: an integer tensor keeps its dtype with a fractional bound (torch: f32)"
+                             if is_int(s.args[0].values.dtype) and not float(s.args[1]).is_integer() else None))
+add(Op("glu", call("lt_glu"), F.glu,
+       [Sample(t((3, 4)), -1), Sample(t((4, 3), np.float64), 0), Sample(t((2, 6), layout="t"), 0),
+        Sample(t((3, 5)), 1), Sample(t((2, 0)), 1)], rtol=TRANS))
+add(Op("nan_to_num", call("lt_nan_to_num"),
+       lambda x, n, p, m: torch.nan_to_num(x, n, None if np.isinf(p) else p, None if np.isinf(m) else m),
+       [Sample(Arg(edges(dt)), 0.0, float("inf"), float("-inf"), note="edges") for dt in ALL] +
+       [Sample(Arg(edges(np.float32)), 1.5, 100.0, -7.0, note="edges"),
+        Sample(t((3, 4), layout="t"), 0.0, float("inf"), float("-inf"))]))
+
+binary("atan2", torch.atan2, rtol=TRANS, xfail=xf_dtypes("b", "torch's atan2 gradient negates the bool operand "
+                                                            "and fails"))
+binary("hypot", torch.hypot, dtypes=FLOATS + INTS, rtol=TRANS)
+binary("copysign", torch.copysign, rtol=TRANS)
+binary("xlogy", torch.xlogy, db="pos", rtol=TRANS)
+binary("logaddexp", torch.logaddexp, dtypes=FLOATS + INTS, rtol=TRANS)
+XF_QUOTIENT = (lambda s: "torch divides first: a quotient beyond the float range gives NaN; lazytensor's fmod is exact"
+               if s.note == "edges" and arg_dtypes(s)[0].kind == "f" else None)
+binary("fmod", torch.fmod, db="nonzero", dtypes=FLOATS + INTS, xfail=XF_QUOTIENT)
+binary("floor_divide", torch.floor_divide, db="nonzero", dtypes=FLOATS + INTS, grad=False, xfail=XF_QUOTIENT)
+for bw in ["bitwise_and", "bitwise_or", "bitwise_xor"]:
+    binary(bw, getattr(torch, bw), grad=False)
+
+
+def shift_out_of_range(s):
+    a, b = [x.values for x in s.args]
+    width = 8 * np.result_type(a.dtype, b.dtype).itemsize
+    if ((b < 0) | (b >= width)).any():
+        return ("a shift by a negative count or by the width or more: torch 1.13 shifts by the count modulo "
+                "the width (undefined in C++); lazytensor gives 0 (or the sign for >>), as torch >= 2.1")
+    return None
+
+
+for bw in ["bitwise_left_shift", "bitwise_right_shift"]:
+    binary(bw, getattr(torch, bw), grad=False, xfail=shift_out_of_range)
+add(Op("lerp", call("lt_lerp"), torch.lerp,
+       [Sample(t((3, 4)), t((3, 4)), t((3, 4))), Sample(t((3, 4)), t((4,)), t((3, 1))),
+        Sample(t((3, 4), np.float64), t((3, 4), np.float64, layout="t"), t((), np.float64)),
+        Sample(Arg(edges(np.float32)), t((16,)), Arg(np.linspace(-1, 2, 16).astype(np.float32)), grad=False,
+               note="edges")], rtol=TRANS))
+add(Op("lerp_scalar", call("lt_lerp_scalar"), torch.lerp,
+       [Sample(t((3, 4)), t((3, 4)), w) for w in (0.0, 0.25, 0.5, 1.0, 1.75)] +
+       [Sample(t((3, 4), np.float64), t((4,), np.float64), 0.3)], rtol=TRANS))
+
+
+def addc_ref(fn):
+    return lambda x, a, b, v: fn(x, a, b, value=c_bounds(x, v)[0])
+
+
+add(Op("addcmul", call("lt_addcmul"), addc_ref(torch.addcmul),
+       [Sample(t((3, 4)), t((3, 4)), t((4,)), 1.0), Sample(t((3, 4)), t((3, 1)), t((3, 4), layout="t"), -0.5),
+        Sample(t((3, 4), np.float64), t((3, 4), np.float64), t((3, 4), np.float64), 2.0),
+        Sample(t((3, 4), np.int64), t((3, 4), np.int64), t((3, 4), np.int64), 1.0),
+        Sample(t((3, 4), np.int64), t((3, 4), np.int64), t((3, 4), np.int64), 2.0, note="int value")], rtol=TRANS,
+       xfail=lambda s: ("a value other than 1 is a C double: integer tensors give f32 (torch keeps the dtype)"
+                        if s.note else None)))
+add(Op("addcdiv", call("lt_addcdiv"), addc_ref(torch.addcdiv),
+       [Sample(t((3, 4)), t((3, 4)), t((4,), domain="nonzero"), 1.0),
+        Sample(t((3, 4)), t((3, 1)), t((3, 4), domain="nonzero", layout="t"), -0.5),
+        Sample(t((3, 4), np.float64), t((3, 4), np.float64), t((3, 4), np.float64, domain="nonzero"), 2.0),
+        Sample(t((3, 4), np.int64), t((3, 4), np.int64), t((3, 4), np.int64, domain="nonzero"), 1.0)], rtol=TRANS))
