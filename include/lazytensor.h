@@ -311,7 +311,9 @@ lt_tensor *lt_zeros_like(lt_tensor *t);
 lt_tensor *lt_ones_like(lt_tensor *t);
 lt_tensor *lt_full_like(lt_tensor *t, double value);
 /** Values start, start+step, ... below end (above end if step < 0).
- *  step must be nonzero; length is ceil((end-start)/step). */
+ *  step must be nonzero; length is ceil((end-start)/step). For integer
+ *  dtypes, as torch, start and step are truncated toward zero first (a
+ *  step that truncates to 0 is refused), and for i64 the end too. */
 lt_tensor *lt_arange(double start, double end, double step, lt_dtype dt, lt_device dev);
 /** steps values evenly spaced from start to end inclusive (steps >= 0). */
 lt_tensor *lt_linspace(double start, double end, int64_t steps, lt_dtype dt, lt_device dev);
@@ -377,7 +379,7 @@ lt_tensor *lt_relu(lt_tensor *t);       /**< max(x, 0) (keeps dtype) */
 lt_tensor *lt_gelu(lt_tensor *t);       /**< x*Phi(x), exact erf form */
 lt_tensor *lt_silu(lt_tensor *t);       /**< x*sigmoid(x) */
 lt_tensor *lt_erf(lt_tensor *t);        /**< error function */
-lt_tensor *lt_sign(lt_tensor *t);       /**< -1, 0 or 1 (keeps dtype) */
+lt_tensor *lt_sign(lt_tensor *t);       /**< -1, 0 or 1 (keeps dtype; bool: x) */
 lt_tensor *lt_floor(lt_tensor *t);      /**< round down (keeps dtype) */
 lt_tensor *lt_ceil(lt_tensor *t);       /**< round up (keeps dtype) */
 lt_tensor *lt_round(lt_tensor *t);      /**< round half to even (keeps dtype) */
@@ -398,7 +400,9 @@ lt_tensor *lt_mul(lt_tensor *a, lt_tensor *b);                  /**< a * b */
 /** True division: integer inputs give f32. Division by zero follows IEEE
  *  for floats. */
 lt_tensor *lt_div(lt_tensor *a, lt_tensor *b);
-lt_tensor *lt_pow(lt_tensor *a, lt_tensor *b);                  /**< a ^ b */
+/** a ^ b. Integer a to a negative integer power b is 1 / a^-b truncated,
+ *  as torch: 0, or 1 and -1 for a = 1 and -1 (and 0^-n is 0). */
+lt_tensor *lt_pow(lt_tensor *a, lt_tensor *b);
 lt_tensor *lt_maximum(lt_tensor *a, lt_tensor *b);              /**< elementwise max (NaN wins) */
 lt_tensor *lt_minimum(lt_tensor *a, lt_tensor *b);              /**< elementwise min (NaN wins) */
 /** Python-style remainder: the result has the sign of b. Integer division
@@ -414,8 +418,14 @@ lt_tensor *lt_logical_and(lt_tensor *a, lt_tensor *b);          /**< bool result
 lt_tensor *lt_logical_or(lt_tensor *a, lt_tensor *b);           /**< bool result */
 /** cond ? a : b, elementwise; cond must be bool; all three broadcast. */
 lt_tensor *lt_where(lt_tensor *cond, lt_tensor *a, lt_tensor *b);
-/** min(max(x, lo), hi). Pass -INFINITY / INFINITY for no bound. lo <= hi. */
+/** min(max(x, lo), hi). Pass -INFINITY / INFINITY for no bound. As in
+ *  torch, lo > hi gives hi everywhere (NaN stays NaN); NaN bounds are
+ *  refused. */
 lt_tensor *lt_clamp(lt_tensor *t, double lo, double hi);
+/** clamp with tensor bounds (torch.clamp(x, min=lo, max=hi)): min(max(x,
+ *  lo), hi) with broadcasting and type promotion; lo or hi may be NULL
+ *  (not both). Composed of maximum and minimum (one fused kernel). */
+lt_tensor *lt_clamp_tensor(lt_tensor *t, lt_tensor *lo, lt_tensor *hi);
 
 /* ---- tensor-with-scalar forms (the scalar acts like a Python float) ----- */
 lt_tensor *lt_add_scalar(lt_tensor *t, double s);   /**< t + s */

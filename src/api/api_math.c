@@ -129,6 +129,22 @@ lt_tensor *lt_hardtanh(lt_tensor *t, double min_val, double max_val)
     return lt_clamp(t, min_val > max_val ? max_val : min_val, max_val);
 }
 
+lt_tensor *lt_clamp_tensor(lt_tensor *t, lt_tensor *lo, lt_tensor *hi)
+{
+    if (!lo && !hi) {
+        lt_error(LT_ERR_NULL, "clamp_tensor: lo and hi are both NULL, expected at least one bound");
+        return NULL;
+    }
+    lt_scope_begin();
+    lt_origin caller = lt_origin_enter("clamp_tensor");
+    lt_tensor *r = lo ? lt_maximum(t, lo) : t;
+    if (hi)
+        r = lt_minimum(r, hi);
+    else
+        r = lt_clone(r); /* a new tensor, as with both bounds */
+    return close_scope(r, caller);
+}
+
 lt_tensor *lt_relu6(lt_tensor *t) { return lt_hardtanh(t, 0, 6); }
 
 lt_tensor *lt_glu(lt_tensor *t, int dim)

@@ -495,7 +495,7 @@ static bool bool_expr(lt_op op, const lt_gnode *n, const char *a, const char *b,
     attr_scalar(alpha, sizeof alpha, n, 0);
     bool scaled = n->attrs.nf > 0 && (n->attr_param[0] >= 0 || n->attrs.f[0] != 1.0);
     switch (op) {
-    case LT_OP_ABS: case LT_OP_RELU: case LT_OP_FLOOR: case LT_OP_CEIL: case LT_OP_ROUND:
+    case LT_OP_ABS: case LT_OP_RELU: case LT_OP_FLOOR: case LT_OP_CEIL: case LT_OP_ROUND: case LT_OP_SIGN:
         frag(e, cap, "%s", a);
         break;
     case LT_OP_ADD:

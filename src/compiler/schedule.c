@@ -100,15 +100,16 @@ lt_dtype kir_ew_work(const lt_graph *g, const lt_gnode *n)
 }
 
 /* Mirrors the eager loop table (elementwise.c): which (op, working dtype)
- * pairs have a loop. Integer pow and remainder are left to the eager
- * kernel, which checks their operands first. */
+ * pairs have a loop. Integer pow is left to the eager kernel, and so are
+ * integer remainder, fmod and floor_divide, which check their divisor
+ * first. */
 static bool ew_has_loop(lt_op op, lt_dtype w)
 {
     bool fl = w == LT_F32 || w == LT_F64, in = w == LT_I32 || w == LT_I64 || w == LT_U8, b = w == LT_BOOL;
     switch (op) {
-    case LT_OP_NEG: case LT_OP_SIGN: case LT_OP_CLAMP:
+    case LT_OP_NEG: case LT_OP_CLAMP:
         return fl || in;
-    case LT_OP_ABS: case LT_OP_RELU: case LT_OP_FLOOR: case LT_OP_CEIL: case LT_OP_ROUND:
+    case LT_OP_ABS: case LT_OP_SIGN: case LT_OP_RELU: case LT_OP_FLOOR: case LT_OP_CEIL: case LT_OP_ROUND:
         return fl || in || b;
     case LT_OP_EXP: case LT_OP_LOG: case LT_OP_LOG1P: case LT_OP_EXPM1: case LT_OP_SQRT: case LT_OP_RSQRT:
     case LT_OP_SIN: case LT_OP_COS: case LT_OP_TANH: case LT_OP_SIGMOID: case LT_OP_GELU: case LT_OP_SILU:

@@ -7,8 +7,8 @@
  *     promoted input dtype for comparisons and logical ops. bf16/f16 work in
  *     f32 (their results go through an f32 temporary).
  *  2. Inputs of another dtype are converted to W (cheap for 0-d scalars).
- *  3. Integer remainder, fmod, floor_divide and pow check their divisor/exponent first, so an
- *     error leaves the output untouched.
+ *  3. Integer remainder, fmod and floor_divide check their divisor first,
+ *     so an error leaves the output untouched.
  *  4. The strided iterator runs a typed inner loop. Every inner loop has a
  *     dense path (a plain indexed loop that gcc vectorizes), paths for an
  *     input broadcast with stride 0, and a generic strided path.
@@ -205,10 +205,12 @@ DEF_FLOAT(f64, double)
         T q = a / b;                                                                 \
         return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;                     \
     }                                                                                \
-    /* b >= 0: negative exponents are rejected before the loop runs */               \
+    /* a negative exponent gives 1 / a^-b truncated: 0, or +-1 for a = +-1 */      \
     static inline T pow_##sfx(T a, T b, const ew_ctx *c)                             \
     {                                                                                \
         (void)c;                                                                     \
+        if (b < 0)                                                                   \
+            return a == 1 ? 1 : a == -1 ? ((b & 1) ? -1 : 1) : 0;                    \
         U base = (U)a, result = 1;                                                   \
         for (uint64_t e = b > 0 ? (uint64_t)b : 0; e; e >>= 1) {                     \
             if (e & 1)                                                               \
@@ -275,6 +277,7 @@ DEF_PREDICATES(u8, uint8_t)
 
 /* ---- bool: add is "or", mul is "and" (as in PyTorch) ---- */
 UNARY(abs, b8, bool, x)
+UNARY(sign, b8, bool, x)
 UNARY(relu, b8, bool, x)
 UNARY(floor, b8, bool, x)
 UNARY(ceil, b8, bool, x)
@@ -405,7 +408,7 @@ DEF_WHERE_LOOP(64)
     X(TRUNC, trunc, sfx) X(BITWISE_NOT, bitwise_not, sfx)
 #define BOOL_UNARY_OPS(X, sfx) \
     X(ABS, abs, sfx) X(RELU, relu, sfx) X(FLOOR, floor, sfx) X(CEIL, ceil, sfx) X(ROUND, round, sfx) \
-    X(BITWISE_NOT, bitwise_not, sfx)
+    X(BITWISE_NOT, bitwise_not, sfx) X(SIGN, sign, sfx)
 #define COMMON_BINARY_OPS(X, sfx)                                                            \
     X(ADD, add, sfx) X(SUB, sub, sfx) X(MUL, mul, sfx) X(POW, pow, sfx)                      \
     X(MAXIMUM, maximum, sfx) X(MINIMUM, minimum, sfx) X(REMAINDER, remainder, sfx)           \
@@ -566,8 +569,6 @@ static void ctx_init(ew_ctx *c, lt_op op, const lt_attrs *a)
 DEF_SCAN(zero, i32, int32_t, v == 0)
 DEF_SCAN(zero, i64, int64_t, v == 0)
 DEF_SCAN(zero, u8, uint8_t, v == 0)
-DEF_SCAN(negative, i32, int32_t, v < 0)
-DEF_SCAN(negative, i64, int64_t, v < 0)
 
 /* True when scan finds its condition in some element of t. */
 static bool any_element(lt_tensor *t, lt_loop_fn scan)
@@ -580,8 +581,8 @@ static bool any_element(lt_tensor *t, lt_loop_fn scan)
     return atomic_load(&found);
 }
 
-/* Integer remainder, fmod and floor_divide by zero and integer pow to a negative power are errors
- * (checked before anything is written). */
+/* Integer remainder, fmod and floor_divide by zero are errors (checked
+ * before anything is written). */
 static lt_status check_operands(lt_op op, lt_dtype work, lt_tensor *second)
 {
     lt_loop_fn scan = NULL;
@@ -590,15 +591,9 @@ static lt_status check_operands(lt_op op, lt_dtype work, lt_tensor *second)
                : work == LT_I64 ? scan_zero_i64
                : work == LT_U8  ? scan_zero_u8
                                 : NULL;
-    if (op == LT_OP_POW)
-        scan = work == LT_I32 ? scan_negative_i32 : work == LT_I64 ? scan_negative_i64 : NULL;
     if (!scan || !any_element(second, scan))
         return LT_OK;
-    if (op != LT_OP_POW)
-        return lt_error(LT_ERR_ARGUMENT, "%s: integer division by zero", lt_op_name(op));
-    return lt_error(LT_ERR_ARGUMENT,
-                    "pow: integers to negative integer powers are not allowed (dtype %s exponent has "
-                    "a negative element)", lt_dtype_name(work));
+    return lt_error(LT_ERR_ARGUMENT, "%s: integer division by zero", lt_op_name(op));
 }
 
 /* ---- inputs converted to the working dtype ---- */

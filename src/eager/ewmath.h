@@ -61,7 +61,7 @@
     static inline T ltm_gelu_tanh##F(T x)                                                  \
     {                                                                                     \
         T inner = (T)0.7978845608028654 * (x + (T)0.044715 * (x * x * x));                \
-        return (T)0.5 * x * ((T)1 + tanh##F(inner));                                      \
+        return x * ((T)1 + tanh##F(inner)) / (T)2;                                        \
     }                                                                                     \
     static inline T ltm_frac##F(T x) { return x - trunc##F(x); }                           \
     static inline T ltm_xlogy##F(T x, T y)                                                 \
@@ -88,7 +88,7 @@
         T fl;                                                                             \
         if (div != (T)0) {                                                                \
             fl = floor##F(div);                                                           \
-            if (div - fl > (T)0.5)                                                        \
+            if ((T)2 * (div - fl) > (T)1) /* more than half: exact in binary */          \
                 fl += (T)1;                                                               \
         } else {                                                                          \
             fl = copysign##F((T)0, a / b);                                                \

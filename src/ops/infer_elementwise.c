@@ -38,7 +38,7 @@ static bool returns_bool(lt_op op)
 static bool rejects_bool(lt_op op)
 {
     switch (op) {
-    case LT_OP_NEG: case LT_OP_SUB: case LT_OP_SIGN: case LT_OP_REMAINDER: case LT_OP_FMOD:
+    case LT_OP_NEG: case LT_OP_SUB: case LT_OP_REMAINDER: case LT_OP_FMOD:
     case LT_OP_FLOOR_DIVIDE: case LT_OP_TRUNC: case LT_OP_SHIFT_LEFT: case LT_OP_SHIFT_RIGHT:
         return true;
     default:
