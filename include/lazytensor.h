@@ -702,7 +702,8 @@ lt_tensor *lt_diagonal(lt_tensor *t, int64_t offset, int dim1, int dim2);
 /* ========================================================================= */
 
 /** Concatenates n tensors along dim; all other sizes must match. Dtypes are
- *  promoted. */
+ *  promoted. As in torch, 1-D tensors of size 0 may join tensors of any
+ *  shape (they add only their dtype). */
 lt_tensor *lt_cat(lt_tensor *const *ts, int n, int dim);
 /** Stacks n tensors of equal shape along a new dim. */
 lt_tensor *lt_stack(lt_tensor *const *ts, int n, int dim);
@@ -718,13 +719,14 @@ int lt_chunk(lt_tensor *t, int chunks, int dim, lt_tensor **out, int max_out);
 /** Elements of t at positions index (1-D integer tensor) along dim. */
 lt_tensor *lt_index_select(lt_tensor *t, int dim, lt_tensor *index);
 /** out[i][j] = t[index[i][j]][j] (dim 0), etc.; index is i64/i32 with the
- *  same ndim as t. */
+ *  same ndim as t (a 0-d t takes a 1-D index of zeros, as torch). */
 lt_tensor *lt_gather(lt_tensor *t, int dim, lt_tensor *index);
 /** A copy of t with src scattered into positions given by index along dim. */
 lt_tensor *lt_scatter(lt_tensor *t, int dim, lt_tensor *index, lt_tensor *src);
 /** A copy of t with src added into positions given by index along dim. */
 lt_tensor *lt_scatter_add(lt_tensor *t, int dim, lt_tensor *index, lt_tensor *src);
-/** A copy of t with value where mask (bool, broadcast to t) is true. */
+/** A copy of t with value where mask (bool) is true. t and mask broadcast
+ *  together: a mask with more dims gives their common shape, as torch. */
 lt_tensor *lt_masked_fill(lt_tensor *t, lt_tensor *mask, double value);
 /** One-hot encoding (i64) of integer class indices, with a trailing dim of
  *  num_classes. Indices must lie in [0, num_classes). */
@@ -757,7 +759,8 @@ lt_tensor *lt_matmul(lt_tensor *a, lt_tensor *b);
 /**
  * 2-D convolution (cross-correlation). x: [N, C, H, W]; w: [O, C/groups,
  * kH, kW]; bias: [O] or NULL. stride, padding, dilation: 2 values each
- * (NULL means 1, 0, 1). Output [N, O, Ho, Wo].
+ * (NULL means 1, 0, 1). Output [N, O, Ho, Wo]. An unbatched x [C, H, W]
+ * gives [O, Ho, Wo] (likewise for both poolings).
  */
 lt_tensor *lt_conv2d(lt_tensor *x, lt_tensor *w, lt_tensor *bias, const int64_t *stride,
                      const int64_t *padding, const int64_t *dilation, int64_t groups);

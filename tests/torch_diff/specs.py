@@ -344,8 +344,9 @@ view_op("diagonal", call("lt_diagonal"), torch.diagonal,
 add(Op("cat", lambda L, ts, d: L.call("lt_cat", ts, len(ts), d), torch.cat,
        [Sample([t((2, 3)), t((4, 3))], 0), Sample([t((2, 3)), t((2, 1), np.float64), t((2, 0))], 1),
         Sample([t((2, 3), np.int64), t((1, 3), np.bool_)], 0), Sample([t((3, 2), layout="t"), t((2, 2))], 0),
-        Sample([t((2, 3)), t((2, 4))], 0), Sample([t((2, 3)), t((0,))], 0, note="legacy empty 1-D")],
-       xfail=lambda s: "cat with a legacy empty 1-D tensor is refused: issue 9" if s.note else None))
+        Sample([t((2, 3)), t((2, 4))], 0), Sample([t((2, 3)), t((0,))], 0, note="legacy empty 1-D"),
+        Sample([t((0,), np.float64), t((2, 3)), t((0,))], 1, note="legacy empty 1-D"),
+        Sample([t((0,)), t((0,))], 0)]))
 add(Op("stack", lambda L, ts, d: L.call("lt_stack", ts, len(ts), d), torch.stack,
        [Sample([t((2, 3)), t((2, 3))], 0), Sample([t((2, 3)), t((2, 3), layout="t")], -1),
         Sample([t(()), t(())], 0), Sample([t((2, 3)), t((3, 2))], 0)]))
@@ -377,8 +378,7 @@ add(Op("gather", lambda L, x, d, i: L.call("lt_gather", x, d, i), torch.gather,
                                                                            note="out of range"),
         Sample(t((3, 4)), 1, IDX((3, 2), 4, np.uint8), note="u8 index"),
         Sample(t(()), 0, IDX((2,), 1), note="0-d input")],
-       xfail=lambda s: "gather with a u8 index or on a 0-d input is refused: issue 9" if s.note in (
-           "u8 index", "0-d input") else None))
+       ))
 add(Op("scatter", lambda L, x, d, i, src: L.call("lt_scatter", x, d, i, src), torch.scatter,
        [Sample(t((3, 4)), 1, Arg(np.array([[0, 1], [2, 3], [3, 0]])), t((3, 2))),
         Sample(t((4, 3), np.int64), 0, Arg(np.array([[1, 2, 3]])), t((1, 3), np.int64))], grad=False))
@@ -387,8 +387,8 @@ add(Op("scatter_add", lambda L, x, d, i, src: L.call("lt_scatter_add", x, d, i, 
 add(Op("masked_fill", lambda L, x, m, v: L.call("lt_masked_fill", x, m, v), torch.masked_fill,
        [Sample(t((3, 4)), t((3, 4), np.bool_), -1.5), Sample(t((3, 4), np.int64), t((4,), np.bool_), 7.0),
         Sample(t((3, 4), layout="t"), t((3, 1), np.bool_), float("inf")),
-        Sample(t((4,)), t((3, 4), np.bool_), 0.0, note="mask broadcasts beyond the input")],
-       xfail=lambda s: "masked_fill with a mask broadcasting beyond the input is refused: issue 9" if s.note else None))
+        Sample(t((4,)), t((3, 4), np.bool_), 0.0, note="mask broadcasts beyond the input"),
+        Sample(t((3, 1), np.int64), t((2, 1, 4), np.bool_), 5.0, note="mask broadcasts beyond the input")]))
 add(Op("one_hot", call("lt_one_hot"), lambda i, n: F.one_hot(i, n),
        [Sample(IDX((5,), 4), 4), Sample(IDX((2, 3), 3), 5), Sample(Arg(np.array([0, 3])), 3, note="out of range")],
        grad=False))
@@ -454,18 +454,18 @@ add(Op("conv2d", lambda L, x, w, b, s, p, d, g: L.call("lt_conv2d", x, w, b, pai
         Sample(t((3, 6, 6)), t((4, 3, 3, 3)), None, 1, 0, 1, 1, note="no batch dim"),
         Sample(t((1, 2, 5, 5), np.int64), t((2, 2, 3, 3), np.int64), None, 1, 0, 1, 1, note="i64")],
        rtol=BLAS, grad_rtol={"float32": 1e-4},
-       xfail=lambda s: f"conv2d {s.note} is refused: issue 9" if s.note else None))
+       xfail=lambda s: "integer conv2d is refused (no integer kernel)" if s.note == "i64" else None))
 add(Op("max_pool2d", lambda L, x, k, s, p: L.call("lt_max_pool2d", x, pair(k), pair(s), pair(p), "out"),
        lambda x, k, s, p: F.max_pool2d(x, k, s, p, return_indices=True),
        [Sample(t((2, 3, 6, 6)), 2, None, 0), Sample(t((1, 2, 7, 5)), 3, 2, 1),
         Sample(t((1, 2, 6, 6), np.float64, layout="t"), 2, 1, 1), Sample(t((2, 5, 5)), 2, None, 0, note="no batch dim")],
-       xfail=lambda s: "pooling without a batch dim is refused: issue 9" if s.note else None))
+       ))
 add(Op("avg_pool2d", lambda L, x, k, s, p, c: L.call("lt_avg_pool2d", x, pair(k), pair(s), pair(p), c),
        lambda x, k, s, p, c: F.avg_pool2d(x, k, s, p, count_include_pad=c),
        [Sample(t((2, 3, 6, 6)), 2, None, 0, True), Sample(t((1, 2, 7, 5)), 3, 2, 1, True),
         Sample(t((1, 2, 7, 5)), 3, 2, 1, False), Sample(t((2, 5, 5)), 2, None, 0, True, note="no batch dim"),
         Sample(t((1, 2, 4, 4), np.int64), 2, None, 0, True, note="i64")],
-       xfail=lambda s: f"avg_pool2d {s.note} is refused: issue 9" if s.note else None))
+       xfail=lambda s: "integer avg_pool2d is refused (no integer kernel)" if s.note == "i64" else None))
 add(Op("cross_entropy", call("lt_cross_entropy"), lambda x, y, ls: F.cross_entropy(x, y, label_smoothing=ls),
        [Sample(t((4, 5)), IDX((4,), 5), 0.0), Sample(t((4, 5), np.float64), IDX((4,), 5), 0.1),
         Sample(t((5, 4), layout="t"), IDX((4,), 5), 0.0)], rtol=TRANS, grad_rtol={"float32": 1e-4}))
