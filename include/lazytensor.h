@@ -445,6 +445,24 @@ lt_tensor *lt_le_scalar(lt_tensor *t, double s);
 lt_tensor *lt_gt_scalar(lt_tensor *t, double s);
 lt_tensor *lt_ge_scalar(lt_tensor *t, double s);
 
+/* ---- tensor with an integer scalar (the scalar acts like a Python int):
+ *      the result keeps the tensor's dtype (a bool tensor gives i64), so
+ *      int_tensor + 2 stays an integer tensor. A value the dtype cannot
+ *      hold wraps into it, as in torch (u8 + 300 adds 44). --------------- */
+lt_tensor *lt_add_iscalar(lt_tensor *t, int64_t s);       /**< t + s */
+lt_tensor *lt_sub_iscalar(lt_tensor *t, int64_t s);       /**< t - s */
+lt_tensor *lt_rsub_iscalar(lt_tensor *t, int64_t s);      /**< s - t */
+lt_tensor *lt_mul_iscalar(lt_tensor *t, int64_t s);       /**< t * s */
+lt_tensor *lt_remainder_iscalar(lt_tensor *t, int64_t s); /**< Python-style t % s */
+lt_tensor *lt_floor_divide_iscalar(lt_tensor *t, int64_t s); /**< t // s */
+lt_tensor *lt_maximum_iscalar(lt_tensor *t, int64_t s);
+lt_tensor *lt_minimum_iscalar(lt_tensor *t, int64_t s);
+/** t ^ s; a negative s with an integer tensor is refused, as torch. */
+lt_tensor *lt_pow_iscalar(lt_tensor *t, int64_t s);
+lt_tensor *lt_add_iscalar_(lt_tensor *dst, int64_t s);
+lt_tensor *lt_sub_iscalar_(lt_tensor *dst, int64_t s);
+lt_tensor *lt_mul_iscalar_(lt_tensor *dst, int64_t s);
+
 /* ========================================================================= */
 /* In-place ops: write into dst (which may be a view) and return dst.         */
 /* The result is broadcast to dst's shape and must be castable to dst's       */

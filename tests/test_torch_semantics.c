@@ -1,7 +1,8 @@
 /* test_torch_semantics.c - calls that follow PyTorch where the library used
  * to refuse them or differ: masked_fill with a mask broadcasting beyond
  * the input, cat with legacy empty 1-D tensors, gather on a 0-d input,
- * unbatched conv2d and pooling, clamp with tensor bounds; each on cpu and
+ * unbatched conv2d and pooling, clamp with tensor bounds, integer scalars
+ * that keep an integer tensor's dtype; each on cpu and
  * on the lazy device (known values; tests/torch_diff checks the same calls
  * against torch itself). */
 #include "lt_test.h"
@@ -102,11 +103,43 @@ static void test_clamp_tensor(void **state)
     lt_clear_error();
 }
 
+/* int_tensor + 2 stays an integer tensor; a bool tensor gives i64; a float
+ * tensor keeps its dtype; out-of-range values wrap as in torch. */
+static void test_integer_scalars(void **state)
+{
+    (void)state;
+    for (int k = 0; k < 2; k++) {
+        lt_device d = dev_of(k);
+        lt_tensor *i = on(LT_T(LT_I32, LT_DIMS(3), -7, 0, 9), d);
+        lt_tensor *r = LT_OK_T(lt_add_iscalar(i, 2));
+        assert_int_equal(lt_tensor_dtype(r), LT_I32);
+        LT_ASSERT_VALUES(r, 0, -5, 2, 11);
+        LT_ASSERT_VALUES(lt_floor_divide_iscalar(i, 2), 0, -4, 0, 4);
+        LT_ASSERT_VALUES(lt_remainder_iscalar(i, 4), 0, 1, 0, 1);
+        LT_ASSERT_VALUES(lt_rsub_iscalar(i, 1), 0, 8, 1, -8);
+        lt_tensor *b = LT_OK_T(lt_mul_iscalar(on(LT_T(LT_BOOL, LT_DIMS(2), 0, 1), d), 3));
+        assert_int_equal(lt_tensor_dtype(b), LT_I64);
+        LT_ASSERT_VALUES(b, 0, 0, 3);
+        lt_tensor *u = LT_OK_T(lt_add_iscalar(on(LT_T(LT_U8, LT_DIMS(2), 1, 250), d), 300));
+        assert_int_equal(lt_tensor_dtype(u), LT_U8);
+        LT_ASSERT_VALUES(u, 0, 45, 38);
+        lt_tensor *f = LT_OK_T(lt_pow_iscalar(on(LT_T(LT_F32, LT_DIMS(2), 2, 0.5), d), -2));
+        assert_int_equal(lt_tensor_dtype(f), LT_F32);
+        LT_ASSERT_VALUES(f, 0, 0.25, 4);
+        lt_tensor *dst = on(LT_T(LT_I64, LT_DIMS(2), 1, 2), d);
+        assert_ptr_equal(lt_mul_iscalar_(dst, 5), dst);
+        LT_ASSERT_VALUES(dst, 0, 5, 10);
+    }
+    assert_null(lt_pow_iscalar(LT_T(LT_I64, LT_DIMS(1), 2), -1));
+    assert_int_equal(lt_last_status(), LT_ERR_ARGUMENT);
+    lt_clear_error();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         LT_TEST(test_masked_fill_broadcast), LT_TEST(test_cat_legacy_empty), LT_TEST(test_gather_zero_dim),
-        LT_TEST(test_unbatched_nn),          LT_TEST(test_clamp_tensor),
+        LT_TEST(test_unbatched_nn),          LT_TEST(test_clamp_tensor),      LT_TEST(test_integer_scalars),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

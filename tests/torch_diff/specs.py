@@ -588,3 +588,27 @@ add(Op("addcdiv", call("lt_addcdiv"), addc_ref(torch.addcdiv),
         Sample(t((3, 4)), t((3, 1)), t((3, 4), domain="nonzero", layout="t"), -0.5),
         Sample(t((3, 4), np.float64), t((3, 4), np.float64), t((3, 4), np.float64, domain="nonzero"), 2.0),
         Sample(t((3, 4), np.int64), t((3, 4), np.int64), t((3, 4), np.int64, domain="nonzero"), 1.0)], rtol=TRANS))
+
+# ==== tensor with a Python int (the _iscalar forms) ===========================
+ISCALARS = [2, -3, 0, 300, 2 ** 40]
+
+
+def iscalar_op(name, ref, scalars=ISCALARS, dtypes=ALL, inplace=None, **kw):
+    samples = [Sample(t((3, 4), dt, "pos" if name.startswith("pow") else "normal"), s, grad=False)
+               for dt in dtypes for s in scalars]
+    samples += [Sample(t((3, 4), np.float32, layout="t"), 3), Sample(t((0, 2), np.int64), 5),
+                Sample(Arg(edges(np.int64)), 7, note="edges"), Sample(Arg(edges(np.float32)), 7, grad=False,
+                                                                      note="edges")]
+    lt_inplace = call(f"lt_{name}_") if inplace else None
+    return add(Op(name, call(f"lt_{name}"), ref, samples, inplace=lt_inplace, ref_inplace=inplace, **kw))
+
+
+iscalar_op("add_iscalar", lambda x, s: x + s, inplace=lambda x, s: x.add_(s))
+iscalar_op("sub_iscalar", lambda x, s: x - s, dtypes=FLOATS + INTS, inplace=lambda x, s: x.sub_(s))
+iscalar_op("rsub_iscalar", lambda x, s: s - x, dtypes=FLOATS + INTS)
+iscalar_op("mul_iscalar", lambda x, s: x * s, inplace=lambda x, s: x.mul_(s))
+iscalar_op("remainder_iscalar", torch.remainder, scalars=[2, -3, 7], dtypes=FLOATS + INTS)
+iscalar_op("floor_divide_iscalar", torch.floor_divide, scalars=[2, -3, 7], dtypes=FLOATS + INTS)
+iscalar_op("pow_iscalar", torch.pow, scalars=[0, 1, 3, -2], dtypes=FLOATS + INTS, rtol=TRANS)
+iscalar_op("maximum_iscalar", lambda x, s: torch.clamp(x, min=s), scalars=[0, 3], dtypes=FLOATS + INTS)
+iscalar_op("minimum_iscalar", lambda x, s: torch.clamp(x, max=s), scalars=[0, 3], dtypes=FLOATS + INTS)
