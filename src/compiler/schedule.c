@@ -121,8 +121,10 @@ static bool ew_has_loop(lt_op op, lt_dtype w)
     case LT_OP_ATAN2: case LT_OP_HYPOT: case LT_OP_COPYSIGN: case LT_OP_XLOGY: case LT_OP_LOGADDEXP:
     case LT_OP_FMOD: case LT_OP_FLOOR_DIVIDE: /* integers: like remainder */
         return fl;
-    case LT_OP_TRUNC: case LT_OP_SHIFT_LEFT: case LT_OP_SHIFT_RIGHT:
-        return op == LT_OP_TRUNC ? fl || in : in;
+    case LT_OP_TRUNC:
+        return fl || in;
+    case LT_OP_SHIFT_LEFT: case LT_OP_SHIFT_RIGHT:
+        return in;
     case LT_OP_BITWISE_NOT: case LT_OP_BITWISE_AND: case LT_OP_BITWISE_OR: case LT_OP_BITWISE_XOR:
         return in || b;
     case LT_OP_ADD: case LT_OP_MUL: case LT_OP_MAXIMUM: case LT_OP_MINIMUM:
