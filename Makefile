@@ -4,11 +4,12 @@
 BUILD ?= build
 ASAN_BUILD ?= build-asan
 JOBS ?= $(shell nproc)
-# Build: compiler, CMake, OpenBLAS (pthreads build), cmocka, zlib. Data: the
-# Fashion-MNIST package. Tests also read a checkpoint back with PyTorch, and
-# tests/torch_diff compares every op with PyTorch (torch and NumPy).
-PACKAGES = cmake gcc make pkg-config libopenblas-pthread-dev libcmocka-dev zlib1g-dev dataset-fashion-mnist
-TEST_PACKAGES = python3-torch python3-numpy
+# Build: compiler, CMake, OpenBLAS (pthreads build), oneDNN, cmocka, zlib. Data: the
+# Fashion-MNIST package. Tests also read a checkpoint back with PyTorch. The
+# Python front end (python/) builds against python3-dev; its pytest suite
+# compares with torch and numpy, and so does tests/torch_diff (every op).
+PACKAGES = cmake gcc make pkg-config libopenblas-pthread-dev libdnnl-dev libcmocka-dev zlib1g-dev dataset-fashion-mnist
+TEST_PACKAGES = python3-torch python3-dev python3-numpy python3-pytest
 
 .PHONY: all deps deps-test install-packages build install build-asan test test-fast test-asan bench bench-compile bench-peers demo fuzz fuzz-build clean
 
@@ -62,6 +63,7 @@ test-asan: build-asan
 
 bench: build
 	$(BUILD)/bench/eager
+	$(BUILD)/bench/gemm_libs
 
 # Cold compile time against graph size: chains of 100, 1,000 and 10,000
 # elementwise ops and the GPT training step, each with a fresh cache

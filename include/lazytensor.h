@@ -326,6 +326,20 @@ lt_tensor *lt_eye(int64_t n, int64_t m, lt_dtype dt, lt_device dev);
  */
 lt_tensor *lt_from_data(const void *data, const int64_t *dims, int ndim, lt_dtype dt, lt_device dev);
 
+/**
+ * A cpu tensor over memory the library does not own (zero-copy interop:
+ * numpy arrays, DLPack tensors). dims/ndim give the shape; strides (in
+ * elements, all >= 0; NULL for row-major contiguous) the layout from data,
+ * which must be aligned to the element size. The memory must stay valid
+ * and unchanged in size until release(ctx) is called, exactly once, when
+ * the last tensor or view on it dies (release may be NULL). Writes through
+ * the tensor change the memory. On error (NULL data with elements,
+ * misalignment, negative strides, an absurd span) NULL is returned and
+ * release is not called: the memory stays the caller's.
+ */
+lt_tensor *lt_from_external(void *data, const int64_t *dims, int ndim, const int64_t *strides, lt_dtype dt,
+                            void (*release)(void *ctx), void *ctx);
+
 /* ---- random numbers (Philox 4x32-10, counter based) -------------------- */
 
 /**
@@ -984,7 +998,9 @@ lt_compile_cause lt_lazy_last_compile_kind(void);
 int64_t lt_metrics_counter(const char *name);
 /** Timer statistics in milliseconds ("CompileTime", "ExecuteTime",
  *  "TracingTime", "TransferTime"; with the tiered backend CompileTime is the
- *  part the barrier waits for, and "BackgroundCompileTime" the rest). */
+ *  part the barrier waits for, and "BackgroundCompileTime" the rest).
+ *  TracingTime times one traced op in 16: its count is the number of
+ *  sampled ops, its total and percentiles are per op. */
 typedef struct lt_timer_stats {
     int64_t count;
     double total_ms, p50_ms, p90_ms, p99_ms, max_ms;

@@ -347,6 +347,68 @@ static void test_view_root_never_aliases_a_temporary(void **state)
     }
 }
 
+/* Row r of softmax (log: log_softmax) of scale * x with columns past r
+ * masked to -inf, in double. */
+static void masked_softmax_ref(const double *x, int n, double scale, bool log_form, double *out)
+{
+    for (int r = 0; r < n; r++) {
+        double m = -INFINITY, s = 0;
+        for (int c = 0; c <= r; c++)
+            m = fmax(m, scale * (double)(float)x[r * n + c]);
+        for (int c = 0; c <= r; c++)
+            s += exp(scale * (double)(float)x[r * n + c] - m);
+        for (int c = 0; c < n; c++) {
+            double z = c <= r ? scale * (double)(float)x[r * n + c] - m : -INFINITY;
+            out[r * n + c] = log_form ? z - log(s) : exp(z) / s;
+        }
+    }
+}
+
+/* softmax and log_softmax of a row that is an expression (scaled scores
+ * with a causal mask of -inf, as in attention), not a plain load: the
+ * compiled kernel keeps the row in its output during the first pass and
+ * reads it back. Each expression has one consumer, so it is computed
+ * inside the row kernel. Values against the formula, on every device. */
+static void test_softmax_of_a_masked_scaled_row(void **state)
+{
+    (void)state;
+    enum { N = 6 };
+    double xv[N * N], ref_sm[N * N], ref_lsm[N * N];
+    for (int i = 0; i < N * N; i++)
+        xv[i] = sin(0.7 * i) * 3.0;
+    masked_softmax_ref(xv, N, 0.5, false, ref_sm);
+    masked_softmax_ref(xv, N, 0.25, true, ref_lsm);
+    lt_device dev[3];
+    const char *backend[3];
+    int ndev = devices(dev, backend);
+    for (int i = 0; i < ndev; i++) {
+        if (backend[i])
+            assert_int_equal(lt_lazy_set_backend(backend[i]), LT_OK);
+        print_message("on %s\n", device_name(backend[i]));
+        lt_tensor *x = LT_OK_T(lt_to(lt_test_tensor(xv, (int64_t[]){N, N}, 2, LT_F32), dev[i]));
+        assert_int_equal(lt_mark_step(), LT_OK);
+        lt_scope_begin(); /* only the results outlive it: the scores are no roots */
+        lt_tensor *above = LT_OK_T(lt_triu(LT_OK_T(lt_ones((int64_t[]){N, N}, 2, LT_BOOL, dev[i])), 1));
+        lt_tensor *sm = lt_keep(LT_OK_T(lt_softmax(lt_masked_fill(lt_mul_scalar(x, 0.5), above, -INFINITY), 1)));
+        lt_tensor *lsm =
+            lt_keep(LT_OK_T(lt_log_softmax(lt_masked_fill(lt_mul_scalar(x, 0.25), above, -INFINITY), -1)));
+        lt_scope_end();
+        assert_int_equal(lt_mark_step(), LT_OK);
+        double *got = lt_test_values(sm), *lgot = lt_test_values(lsm);
+        for (int k = 0; k < N * N; k++) {
+            assert_true(fabs(got[k] - ref_sm[k]) <= 1e-6);
+            if (isinf(ref_lsm[k]))
+                assert_true(isinf(lgot[k]) && lgot[k] < 0);
+            else
+                assert_true(fabs(lgot[k] - ref_lsm[k]) <= 1e-5);
+        }
+        free(got);
+        free(lgot);
+        lt_release(sm);
+        lt_release(lsm);
+    }
+}
+
 /* ---- size 0 ----------------------------------------------------------------------- */
 
 static bool cpu_backend_available(void)
@@ -873,6 +935,7 @@ int main(void)
         LT_TEST(test_float_to_int_out_of_range),
         LT_TEST(test_reduction_rounded_before_widening),
         LT_TEST(test_view_root_never_aliases_a_temporary),
+        LT_TEST(test_softmax_of_a_masked_scaled_row),
         LT_TEST(test_empty_dim_in_loop_nest),
         LT_TEST(test_empty_dim_inside_long_loop),
         LT_TEST(test_empty_temporary),

@@ -14,7 +14,9 @@ system order rotates from round to round. Printed: the median of the round
 medians (our lazy device in ms, every other system as peer / lazy: above 1
 means the peer is slower), the cold first and second steps (first use of
 each model in its process: tracing and compiling included, with empty
-compile caches), and our devices without any OMP_* variable. Every process
+compile caches), and our devices without any OMP_* variable. With --busy,
+each run is repeated at once with one process spinning on the last pinned
+CPU, and both conditions are printed as ratios to torch eager. Every process
 is pinned to the same CPUs and runs with the same thread count; the exact
 environment of each is printed. Only the standard library is used.
 """
@@ -72,6 +74,9 @@ def parse_args():
     ap.add_argument("--timeout", type=float, default=3600, help="seconds one run may take before its system "
                                                                "is dropped")
     ap.add_argument("--json", default=None, help="also write every result line to this file")
+    ap.add_argument("--busy", action="store_true", help="also run every measurement with one busy process "
+                                                        "(a spinning loop) on the last pinned CPU, right after "
+                                                        "the idle one, and print both ratios to torch eager")
     a = ap.parse_args()
     a.rounds = a.rounds or (1 if a.quick else 5)
     a.steps = a.steps or (3 if a.quick else 20)
@@ -227,28 +232,60 @@ class System:
 # ---- measuring ---------------------------------------------------------------
 
 
+class BusyLoop:
+    """One process spinning on one CPU: 'another process busy on the other
+    core'. Started and stopped around each loaded measurement."""
+
+    def __init__(self, cpu):
+        self.cpu, self.proc = cpu, None
+
+    def __enter__(self):
+        self.proc = subprocess.Popen([sys.executable, "-c", "while True: pass"],
+                                     preexec_fn=lambda: os.sched_setaffinity(0, [self.cpu]))
+        time.sleep(0.2)  # running before the measurement starts
+        return self
+
+    def __exit__(self, *exc):
+        self.proc.kill()
+        self.proc.wait()
+
+
+def measure_one(args, systems, results, raw, r, wl, name, busy):
+    t0 = time.monotonic()
+    if busy:
+        with BusyLoop(pinned_cpus(args.threads)[-1]):
+            msg = systems[name].run(wl, args.steps, args.warmup, args.timeout)
+    else:
+        msg = systems[name].run(wl, args.steps, args.warmup, args.timeout)
+    key = name + ("@busy" if busy else "")
+    if msg is not None:
+        record(results, raw, r, wl, key, msg, time.monotonic() - t0)
+
+
 def measure(args, systems, results, raw):
     for r in range(args.rounds):
         order = args.systems[r % len(args.systems):] + args.systems[:r % len(args.systems)]
         for wl in args.workloads:
             for name in order:
-                t0 = time.monotonic()
-                msg = systems[name].run(wl, args.steps, args.warmup, args.timeout)
-                if msg is None:
-                    continue
-                raw.append(dict(msg, round=r))
-                cell = results.setdefault((name, wl), {"medians": [], "errors": []})
-                if "error" in msg:
-                    cell["errors"].append(msg["error"])
-                    continue
-                cell["medians"].append(msg["median_ms"])
-                if "cold_ms" in msg:
-                    cell["cold"] = (msg["cold_ms"], msg["second_ms"])
-                for key in ("compiles_in_timed_steps", "interp_tier_runs_in_timed_steps", "threads", "backend"):
-                    if key in msg:
-                        cell[key] = msg[key]
-                log("round %d/%d  %-12s %-11s median %9.2f ms  (%.0f s)" %
-                    (r + 1, args.rounds, wl, name, msg["median_ms"], time.monotonic() - t0))
+                measure_one(args, systems, results, raw, r, wl, name, False)
+                if args.busy:
+                    measure_one(args, systems, results, raw, r, wl, name, True)
+
+
+def record(results, raw, r, wl, name, msg, seconds):
+    """Files one answer of a system under `name` (with "@busy" when loaded)."""
+    raw.append(dict(msg, round=r, busy=name.endswith("@busy")))
+    cell = results.setdefault((name, wl), {"medians": [], "errors": []})
+    if "error" in msg:
+        cell["errors"].append(msg["error"])
+        return
+    cell["medians"].append(msg["median_ms"])
+    if "cold_ms" in msg:
+        cell["cold"] = (msg["cold_ms"], msg["second_ms"])
+    for key in ("compiles_in_timed_steps", "interp_tier_runs_in_timed_steps", "threads", "backend"):
+        if key in msg:
+            cell[key] = msg[key]
+    log("round %d  %-12s %-16s median %9.2f ms  (%.0f s)" % (r + 1, wl, name, msg["median_ms"], seconds))
 
 
 def median_of(results, name, wl):
@@ -313,6 +350,8 @@ def print_results(args, systems, results):
         print_table("Our lazy device with the asynchronous step end (lt_step_end_async: the next step is traced "
                     "while this one runs), in ms and as time / the synchronous lazy step (below 1: faster)",
                     ["workload"] + [SYSTEMS[s][0] for s in asynch], rows)
+    if args.busy:
+        print_busy(args, results)
     all_cols = [s for s in SYSTEMS if s in args.systems]
     rows = []
     for wl in args.workloads:
@@ -325,6 +364,29 @@ def print_results(args, systems, results):
                 "and compiling included, empty compile caches)", ["workload"] + [SYSTEMS[s][0] for s in all_cols],
                 rows)
     print_notes(args, systems, results)
+
+
+def print_busy(args, results):
+    """Each system idle and with a busy process on the last pinned CPU, and
+    every system's ratio to torch eager in both cases."""
+    cols = [s for s in args.systems if SYSTEMS[s][2] == "pinned"]
+    rows = []
+    for wl in args.workloads:
+        row = [WORKLOAD_TITLES[wl]]
+        torch_idle, torch_busy = median_of(results, "torch", wl), median_of(results, "torch@busy", wl)
+        for s in cols:
+            idle, busy = median_of(results, s, wl), median_of(results, s + "@busy", wl)
+            if idle is None or busy is None:
+                row.append("n/a")
+                continue
+            text = "%.2f / %.2f ms" % (idle, busy)
+            if torch_idle and torch_busy and s != "torch":
+                text += " (vs torch %.2fx / %.2fx)" % (idle / torch_idle, busy / torch_busy)
+            row.append(text)
+        rows.append(row)
+    print_table("Idle / with one busy process on CPU %d: median step in ms, and time / torch eager's time in "
+                "the same condition (below 1: faster than torch)" % pinned_cpus(args.threads)[-1],
+                ["workload"] + [SYSTEMS[s][0] for s in cols], rows)
 
 
 def print_notes(args, systems, results):

@@ -2,6 +2,7 @@
 #include "api/api.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 static lt_tensor *factory(lt_op op, const int64_t *dims, int ndim, lt_dtype dt, lt_device dev,
@@ -143,6 +144,77 @@ lt_tensor *lt_from_data(const void *data, const int64_t *dims, int ndim, lt_dtyp
     }
     if (t)
         t->made_by = "from_data";
+    return lt_tensor_publish(t);
+}
+
+/* Bytes from the first to past the last element of a non-negatively strided
+ * layout; false when it overflows the span every shape must fit in. */
+static bool external_span(const int64_t *dims, const int64_t *strides, int ndim, size_t elem, int64_t *bytes)
+{
+    int64_t last = 0;
+    for (int i = 0; i < ndim; i++) {
+        if (dims[i] == 0) {
+            *bytes = 0;
+            return true;
+        }
+        int64_t step;
+        if (__builtin_mul_overflow(dims[i] - 1, strides[i], &step) || __builtin_add_overflow(last, step, &last))
+            return false;
+    }
+    return !__builtin_mul_overflow(last + 1, (int64_t)elem, bytes) && *bytes <= LT_MAX_SPAN_BYTES;
+}
+
+static lt_status check_external(const void *data, const int64_t *dims, const int64_t *strides, int ndim,
+                                lt_dtype dt, int64_t *bytes)
+{
+    if (lt_check_shape("from_external", dims, ndim, dt) != LT_OK)
+        return lt_last_status();
+    if (!data && lt_shape_numel(dims, ndim) > 0)
+        return lt_error(LT_ERR_NULL, "from_external: data is NULL for a tensor with elements");
+    size_t elem = lt_dtype_size(dt);
+    if ((uintptr_t)data % elem != 0)
+        return lt_error(LT_ERR_ARGUMENT, "from_external: data %p is not aligned to the %zu-byte elements of %s",
+                        data, elem, lt_dtype_name(dt));
+    for (int i = 0; strides && i < ndim; i++)
+        if (strides[i] < 0)
+            return lt_error(LT_ERR_UNSUPPORTED, "from_external: stride %lld of dim %d is negative (expected >= 0)",
+                            (long long)strides[i], i);
+    int64_t contiguous[LT_MAX_DIMS];
+    lt_contiguous_strides(dims, ndim, contiguous);
+    if (!external_span(dims, strides ? strides : contiguous, ndim, elem, bytes))
+        return lt_error(LT_ERR_SHAPE, "from_external: the strides span more than 2^59 bytes");
+    return LT_OK;
+}
+
+/* The release of external memory nobody needs to be told about. */
+static void release_nothing(void *ctx) { (void)ctx; }
+
+lt_tensor *lt_from_external(void *data, const int64_t *dims, int ndim, const int64_t *strides, lt_dtype dt,
+                            void (*release)(void *ctx), void *ctx)
+{
+    int64_t bytes = 0;
+    if (check_external(data, dims, strides, ndim, dt, &bytes) != LT_OK)
+        return NULL;
+    lt_storage *s = malloc(sizeof *s);
+    if (!s)
+        return lt_error(LT_ERR_MEMORY, "from_external: out of memory"), NULL;
+    atomic_init(&s->refcount, 1);
+    atomic_init(&s->version, 0);
+    s->data = data;
+    s->nbytes = (size_t)bytes;
+    s->device = lt_device_cpu();
+    s->release = release ? release : release_nothing; /* never lt_free'd */
+    s->release_ctx = ctx;
+    lt_meta m = lt_meta_make(dt, dims, ndim);
+    lt_tensor *t = lt_tensor_new_handle(&m, lt_device_cpu());
+    if (!t) {
+        free(s); /* the caller keeps the memory: no release */
+        return NULL;
+    }
+    if (strides)
+        memcpy(t->strides, strides, sizeof(int64_t) * (size_t)ndim);
+    t->storage = s;
+    t->made_by = "from_external";
     return lt_tensor_publish(t);
 }
 

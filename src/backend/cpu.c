@@ -112,10 +112,13 @@ static cpu_exe *cpu_prepare(const lt_graph *g)
     lt_metric_set("KernelCalls", e->plan.ncalls);
     lt_metric_set("ProgramBytes", (int64_t)e->len);
     lt_metric_set("TranslationUnits", e->nunits);
-    int cold = 0;
-    for (int u = 0; u < e->nunits; u++)
-        cold += e->units[u].cold;
+    int cold = 0, warm = 0;
+    for (int u = 0; u < e->nunits; u++) {
+        cold += e->units[u].tier == LT_CC_COLD;
+        warm += e->units[u].tier == LT_CC_WARM;
+    }
     lt_metric_set("ColdUnits", cold);
+    lt_metric_set("WarmUnits", warm);
     return e;
 }
 

@@ -44,8 +44,8 @@ static bool cc_checked, cc_ok;
  * cache directory are known, cleared when a run times out. */
 static atomic_bool cc_usable;
 static char cc_why[512];
-static char cc_cmd[512], cc_flags[1024], cc_cold_flags[256]; /* as given, for messages */
-static cc_argv cc_words, flag_words, cold_words;               /* as run */
+static char cc_cmd[512], cc_flags[1024], cc_tier_flags[LT_CC_TIERS][256]; /* as given, for messages */
+static cc_argv cc_words, flag_words, tier_words[LT_CC_TIERS];             /* as run; none for hot */
 static int cc_jobs = 1;
 static uint64_t cc_id[2];
 static double cc_timeout = DEFAULT_TIMEOUT_S;
@@ -180,14 +180,19 @@ static bool compiler_version(char *out, size_t cap)
 static bool read_settings(void)
 {
     const char *cc = getenv("LT_CC"), *flags = getenv("LT_CFLAGS"), *cold = getenv("LT_CFLAGS_COLD");
+    const char *warm = getenv("LT_CFLAGS_WARM");
     cc_format(cc_cmd, sizeof cc_cmd, "%s", cc && *cc ? cc : "cc");
     cc_format(cc_flags, sizeof cc_flags, "%s", flags ? flags : LT_CC_DEFAULT_FLAGS);
-    cc_format(cc_cold_flags, sizeof cc_cold_flags, "%s", cold ? cold : LT_CC_DEFAULT_COLD_FLAGS);
+    cc_format(cc_tier_flags[LT_CC_COLD], sizeof cc_tier_flags[0], "%s", cold ? cold : LT_CC_DEFAULT_COLD_FLAGS);
+    cc_format(cc_tier_flags[LT_CC_WARM], sizeof cc_tier_flags[0], "%s", warm ? warm : LT_CC_DEFAULT_WARM_FLAGS);
     cc_timeout = timeout_setting();
     cc_jobs = jobs_setting();
     if (!cc_split_words(cc_cmd, "LT_CC", &cc_words, cc_why, sizeof cc_why) ||
         !cc_split_words(cc_flags, "LT_CFLAGS", &flag_words, cc_why, sizeof cc_why) ||
-        !cc_split_words(cc_cold_flags, "LT_CFLAGS_COLD", &cold_words, cc_why, sizeof cc_why))
+        !cc_split_words(cc_tier_flags[LT_CC_COLD], "LT_CFLAGS_COLD", &tier_words[LT_CC_COLD], cc_why,
+                        sizeof cc_why) ||
+        !cc_split_words(cc_tier_flags[LT_CC_WARM], "LT_CFLAGS_WARM", &tier_words[LT_CC_WARM], cc_why,
+                        sizeof cc_why))
         return false;
     if (cc_words.n == 0)
         cc_format(cc_why, sizeof cc_why, "LT_CC names no command");
@@ -206,7 +211,9 @@ static void check_toolchain(void)
     hash_str(cc_id, out);
     hash_str(cc_id, cc_flags);
     hash_str(cc_id, "\ncold: ");
-    hash_str(cc_id, cc_cold_flags);
+    hash_str(cc_id, cc_tier_flags[LT_CC_COLD]);
+    hash_str(cc_id, "\nwarm: ");
+    hash_str(cc_id, cc_tier_flags[LT_CC_WARM]);
     if (!cache_locked()) {
         cc_format(cc_why, sizeof cc_why, "no directory to build programs in (LT_CACHE_DIR, TMPDIR)");
         return;
@@ -286,9 +293,9 @@ static lt_status build_failed(const build *b, int u, const char *log, int status
     cc_format(kept_name, sizeof kept_name, "%s.failed.log", b->stem);
     renameat(b->fd, log, cache.fd, kept_name);
     lt_metric_add("CompileErrors", 1);
-    bool cold = u >= 0 && b->unit[u].cold;
+    const char *extra = u >= 0 ? cc_tier_flags[b->unit[u].tier] : "";
     return lt_error(LT_ERR_UNSUPPORTED, "cpu compiler: `%s %s%s%s` failed (exit %d); source kept at %s; log:\n%s",
-                    cc_cmd, cc_flags, cold ? " " : "", cold ? cc_cold_flags : "", status, kept, excerpt);
+                    cc_cmd, cc_flags, *extra ? " " : "", extra, status, kept, excerpt);
 }
 
 /* A compiler run that hit LT_CC_TIMEOUT: this process stops compiling
@@ -310,22 +317,22 @@ static lt_status build_timed_out(void)
 }
 
 /* One compiler run of a build step: its arguments after the flags, its
- * log, the unit whose source it compiles (-1: the link) and whether that
- * unit is cold (LT_CFLAGS_COLD follows LT_CFLAGS, so its -O wins). */
+ * log, the unit whose source it compiles (-1: the link) and that unit's
+ * tier (a warm or cold unit's flags follow LT_CFLAGS, so their -O wins). */
 typedef struct cc_job {
     const char *args[LT_CC_MAX_UNITS + 4]; /* after the flags, NULL-terminated */
     char log[32];
     int unit;
-    bool cold;
+    lt_cc_tier tier;
 } cc_job;
 
-/* Starts `cc flags [cold flags] <args...>` with its output in the new
+/* Starts `cc flags [tier flags] <args...>` with its output in the new
  * file job->log; returns its pid (-1: could not start, error set). */
 static pid_t start_compiler(const build *b, const cc_job *job)
 {
     cc_argv argv = {0};
     bool ok = cc_argv_append(&argv, &cc_words) && cc_argv_append(&argv, &flag_words) &&
-              (!job->cold || cc_argv_append(&argv, &cold_words));
+              cc_argv_append(&argv, &tier_words[job->tier]);
     for (int i = 0; ok && job->args[i]; i++)
         ok = cc_argv_push(&argv, job->args[i]);
     pid_t pid = -1;
@@ -383,9 +390,9 @@ static lt_status run_step(const build *b, int n, const cc_job *jobs)
     return st;
 }
 
-static cc_job unit_job(int u, bool cold, const char *out, const char *in, bool object)
+static cc_job unit_job(int u, lt_cc_tier tier, const char *out, const char *in, bool object)
 {
-    cc_job job = {.unit = u, .cold = cold};
+    cc_job job = {.unit = u, .tier = tier};
     int a = 0;
     if (object)
         job.args[a++] = "-c";
@@ -408,12 +415,17 @@ static lt_status run_compiler(const build *b)
     static const char *const objects[LT_CC_MAX_UNITS] = {"unit1.o", "unit2.o", "unit3.o", "unit4.o",
                                                          "unit5.o", "unit6.o", "unit7.o", "unit8.o"};
     if (b->units == 1) {
-        cc_job job = unit_job(0, b->unit[0].cold, "program.so", sources[0], false);
+        cc_job job = unit_job(0, b->unit[0].tier, "program.so", sources[0], false);
         return run_step(b, 1, &job);
     }
+    /* The last unit starts first: it holds the entry point on top of its
+     * share of the kernels, so it is usually the longest compile, and a
+     * long job started last would leave the other processes idle. */
     cc_job jobs[LT_CC_MAX_UNITS];
-    for (int u = 0; u < b->units; u++)
-        jobs[u] = unit_job(u, b->unit[u].cold, objects[u], sources[u], true);
+    for (int k = 0; k < b->units; k++) {
+        int u = k == 0 ? b->units - 1 : k - 1;
+        jobs[k] = unit_job(u, b->unit[u].tier, objects[u], sources[u], true);
+    }
     lt_status st = run_step(b, b->units, jobs);
     if (st != LT_OK)
         return st;
@@ -473,7 +485,7 @@ static void program_key(const char *src, const lt_cc_unit *units, int nunits, ui
     for (int u = 0; u < nunits; u++) {
         lt_ir_hash_u64(key, units[u].begin);
         lt_ir_hash_u64(key, units[u].end);
-        lt_ir_hash_u64(key, units[u].cold);
+        lt_ir_hash_u64(key, (uint64_t)units[u].tier);
         cc_hash_bytes(key, src + units[u].begin, units[u].end - units[u].begin);
     }
     cc_format(stem, 40, "%016llx%016llx", (unsigned long long)key[0], (unsigned long long)key[1]);

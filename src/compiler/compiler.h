@@ -11,10 +11,16 @@
  *                    private build directory (give absolute paths).
  *   LT_CFLAGS_COLD   flags added after LT_CFLAGS (so its -O wins) for "cold"
  *                    units: kernels whose work per run (under 16,384
- *                    operations, render.c's COLD_WORK) is too small to gain
+ *                    operations, units.c's COLD_WORK) is too small to gain
  *                    from LT_CFLAGS' optimization (default "-O0": half the
  *                    compile time of -O1; empty: every unit is built with
  *                    LT_CFLAGS alone)
+ *   LT_CFLAGS_WARM   flags added after LT_CFLAGS for "warm" units: in a
+ *                    program too large for one unit, the kernels that do
+ *                    the least work per unit of compile cost, beyond the hot
+ *                    quarter of the program's compile cost (units.c; default
+ *                    "-O1 -ftree-vectorize": about 60% of -O3's compile
+ *                    time; empty: LT_CFLAGS alone)
  *   LT_CC_JOBS       compiler processes run at once for a program of several
  *                    units (default: the online CPUs, at most
  *                    LT_CC_MAX_UNITS)
@@ -54,6 +60,7 @@
  * leaving every loop that calls them scalar; it changes no value. */
 #define LT_CC_DEFAULT_FLAGS "-O3 -march=native -fopenmp-simd -fno-math-errno -fno-trapping-math -ffp-contract=off -fPIC -shared"
 #define LT_CC_DEFAULT_COLD_FLAGS "-O0"
+#define LT_CC_DEFAULT_WARM_FLAGS "-O1 -ftree-vectorize"
 
 /* The cpu backend (src/backend/cpu.c). */
 const lt_backend *lt_backend_cpu(void);
@@ -64,13 +71,16 @@ const lt_backend *lt_backend_cpu(void);
 bool lt_cc_available(char *why, size_t cap);
 
 /* A program's source is one or more translation units (render.c decides
- * how many): unit i is bytes [begin, end) of the text. A `cold` unit holds
- * only kernels with too little work per run to gain from heavy
- * optimization, and is compiled with LT_CFLAGS_COLD after LT_CFLAGS. */
+ * how many, units.c how): unit i is bytes [begin, end) of the text, and
+ * its tier says how hard the C compiler optimizes it: hot units with
+ * LT_CFLAGS, warm ones with LT_CFLAGS_WARM after LT_CFLAGS, cold ones
+ * (only kernels with too little work per run to gain from optimization)
+ * with LT_CFLAGS_COLD after LT_CFLAGS. */
 #define LT_CC_MAX_UNITS 8
+typedef enum lt_cc_tier { LT_CC_HOT, LT_CC_WARM, LT_CC_COLD, LT_CC_TIERS } lt_cc_tier;
 typedef struct lt_cc_unit {
     size_t begin, end;
-    bool cold;
+    lt_cc_tier tier;
 } lt_cc_unit;
 
 /*

@@ -10,7 +10,8 @@
  *                  (schedule.c, index arithmetic in affine.c);
  *   kir_memplan    liveness, workspace offsets, donation (memplan.c);
  *   kir_render     C source: one translation unit, or several (at most
- *                  LT_CC_MAX_UNITS) when large (render.c).
+ *                  LT_CC_MAX_UNITS) when large (render.c; units.c cuts
+ *                  them and picks each one's optimization tier).
  *
  * Index arithmetic. Every kernel has up to KIR_MAXV loop variables i0, i1,
  * ... (its output domain's dims, then the loop dims of each reduction in
@@ -205,6 +206,25 @@ lt_status kir_memplan(kir_plan *p);
  * LT_CC_MAX_UNITS), holding *nfunctions kernel functions (kernels with
  * the same text share one). */
 char *kir_render(const kir_plan *p, size_t *len, lt_cc_unit *units, int *nunits, int *nfunctions);
+
+/* ---- units.c ------------------------------------------------------------- */
+
+/* Estimated compile cost of one translation unit: a program above it is
+ * cut into several, which compiler processes build in parallel (cc.c). */
+#define KIR_UNIT_COST 131072
+
+/* The optimization tier of each of nk kernels' functions (units.c):
+ * kernel_work[j] is kernel j's operations per run, cost[j] its function's
+ * compile cost (0: it has none, and calls the function of kernel rep[j];
+ * rep[j] == j for a function's owner, -1 for no function at all). False
+ * when out of memory. */
+bool kir_assign_tiers(int nk, const double *kernel_work, const size_t *cost, const int *rep, lt_cc_tier *tier);
+/* Cuts the functions into units (at most LT_CC_MAX_UNITS, hot ones first,
+ * each tier in units of about equal cost): unit[j] receives function j's
+ * unit (-1 without a function), units[] the units' tiers; tier[] may be
+ * changed (a tier too small for a unit of its own joins another). Returns
+ * the number of units. */
+int kir_plan_units(int nk, const size_t *cost, lt_cc_tier *tier, int *unit, lt_cc_unit *units);
 
 /* ---- affine.c ------------------------------------------------------------ */
 

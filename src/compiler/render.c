@@ -28,11 +28,10 @@
  *
  * Translation units. Every kernel is a function of its own (never inlined
  * into the entry point). A program whose kernels' estimated compile cost
- * exceeds UNIT_COST is cut into several units (at most LT_CC_MAX_UNITS),
- * which compiler processes build in parallel: kernels with little work per
- * run ("cold", below COLD_WORK: tiny tensors, however long the chain)
- * apart from the others, so that their units can be compiled with cheaper
- * optimization (LT_CFLAGS_COLD) while hot kernels keep LT_CFLAGS. Each unit
+ * exceeds KIR_UNIT_COST is cut into several units (at most LT_CC_MAX_UNITS),
+ * which compiler processes build in parallel, each tier of optimization
+ * (units.c: hot, warm and cold kernels, by their work per run and compile
+ * cost) in units of its own. Each unit
  * has the prelude; the first holds the header, the last the prototypes of
  * the other units' kernels and the entry point.
  */
@@ -46,21 +45,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define KIR_VERSION "lazytensor-cpu-7"
+#define KIR_VERSION "lazytensor-cpu-8"
 /* A parallel kernel's outermost loop is cut into chunks of about this many
  * element operations (at most 64 chunks; src/core/pool.h) */
 #define PAR_CHUNK_WORK 8192
-/* Estimated compile cost (compile_cost) of one translation unit: a program
- * above it is cut into several, which compiler processes build in
- * parallel (cc.c). */
-#define UNIT_COST 131072
-/* Operations per run (kernel_work) below which a kernel is "cold": even
- * unoptimized it takes some tens of microseconds per run, so heavy
- * optimization would cost more to compile than it can save, and its unit
- * is built with LT_CFLAGS_COLD (-O0). A chain of 10,000 ops on 4 elements
- * is all cold: 2.1 s of compiler CPU instead of 4.0 s at -O1, for 0.39
- * instead of 0.15 ms per run (bench/compile_scaling). */
-#define COLD_WORK 16384.0
 /* Kernels are functions of their own that the optimizer must not inline
  * into the entry point (that would make one huge function again, whose
  * compile time grows faster than its length), visible across the units of
@@ -1325,13 +1313,13 @@ static void emit_row(rctx *c)
     int rv = k->row_var;
     long long len = (long long)k->ext[rv];
     /* the row's input expression, rendered inside each pass */
-#define ROW_PASS(pragma_text, ...)                                                 \
+#define ROW_PASS_OF(with_input, pragma_text, ...)                                  \
     do {                                                                           \
         indent(b, d);                                                              \
         sb_printf(b, "%s\n", pragma_text);                                         \
         indent(b, d);                                                              \
         sb_printf(b, "for (int64_t i%d = 0; i%d < %lld; i%d++) {\n", rv, rv, len, rv); \
-        for (int i = 0; i < k->nins; i++)                                          \
+        for (int i = 0; (with_input) && i < k->nins; i++)                          \
             if (k->ins[i].kind != KI_CONST)                                        \
                 emit_inst(c, i, d + 1);                                            \
         indent(b, d + 1);                                                          \
@@ -1339,12 +1327,27 @@ static void emit_row(rctx *c)
         indent(b, d);                                                              \
         sb_printf(b, "}\n");                                                       \
     } while (0)
+#define ROW_PASS(pragma_text, ...) ROW_PASS_OF(true, pragma_text, __VA_ARGS__)
+    /* A row whose input is an expression (scale, mask...) rather than a
+     * plain load keeps it in the output row during the first pass, so the
+     * later passes read it back instead of computing it again. */
+    int computed = 0;
+    for (int i = 0; i < k->nins; i++)
+        computed += k->ins[i].kind != KI_CONST;
+    bool keep_input = computed > 1 && (dt == LT_F32 || dt == LT_F64);
+    char kept[600];
+    frag(kept, sizeof kept, "b%d[%s]", row_buf, off);
+    const char *y = keep_input ? kept : x; /* the input in passes after the first */
     indent(b, d);
     sb_printf(b, "%s m = -INFINITY;\n", T);
     indent(b, d);
     sb_printf(b, "int nan = 0;\n");
-    ROW_PASS("#pragma omp simd reduction(max:m) reduction(|:nan)",
-             "{ const %s x_ = %s; m = x_ > m ? x_ : m; nan |= x_ != x_; }\n", T, x);
+    if (keep_input)
+        ROW_PASS("#pragma omp simd reduction(max:m) reduction(|:nan)",
+                 "{ const %s x_ = %s; %s = x_; m = x_ > m ? x_ : m; nan |= x_ != x_; }\n", T, x, kept);
+    else
+        ROW_PASS("#pragma omp simd reduction(max:m) reduction(|:nan)",
+                 "{ const %s x_ = %s; m = x_ > m ? x_ : m; nan |= x_ != x_; }\n", T, x);
     indent(b, d);
     sb_printf(b, "if (nan)\n");
     indent(b, d + 1);
@@ -1352,13 +1355,13 @@ static void emit_row(rctx *c)
     indent(b, d);
     sb_printf(b, "double s = 0;\n");
     if (log_softmax) {
-        ROW_PASS("#pragma omp simd reduction(+:s)", "s += %s(%s - m);\n", E, x);
+        ROW_PASS_OF(!keep_input, "#pragma omp simd reduction(+:s)", "s += %s(%s - m);\n", E, y);
         indent(b, d);
         sb_printf(b, "const %s lse = (%s)log(s);\n", T, T);
-        ROW_PASS("/* outputs */", "b%d[%s] = %s - m - lse;\n", row_buf, off, x);
+        ROW_PASS_OF(!keep_input, "/* outputs */", "b%d[%s] = %s - m - lse;\n", row_buf, off, y);
     } else {
-        ROW_PASS("#pragma omp simd reduction(+:s)", "{ const %s e = %s(%s - m); b%d[%s] = e; s += e; }\n", T, E, x,
-                 row_buf, off);
+        ROW_PASS_OF(!keep_input, "#pragma omp simd reduction(+:s)",
+                    "{ const %s e = %s(%s - m); b%d[%s] = e; s += e; }\n", T, E, y, row_buf, off);
         indent(b, d);
         sb_printf(b, "const %s inv = (%s)(1.0 / s);\n", T, T);
         indent(b, d);
@@ -1367,6 +1370,7 @@ static void emit_row(rctx *c)
         sb_printf(b, "b%d[%s] *= inv;\n", row_buf, off);
     }
 #undef ROW_PASS
+#undef ROW_PASS_OF
     close_loops(c, k->nloop, d);
     int64_t extent = k->nloop > 0 ? k->ext[k->loop[0]] : 1;
     emit_kernel_close(c, parallel, extent, work / (extent > 0 ? extent : 1) * 3);
@@ -1592,7 +1596,8 @@ typedef struct kernel_texts {
     sb text;
     size_t *begin, *end; /* kernel j's function: text.s[begin[j], end[j]) (empty unless rep[j] == j) */
     size_t *cost;        /* its estimated compile cost (0: no function of its own) */
-    bool *cold;          /* too little work per run to gain from optimization */
+    double *work;        /* kernel j's operations per run */
+    lt_cc_tier *tier;    /* how hard its function is optimized (units.c) */
     int *unit;           /* the unit it goes to */
     int *rep;            /* the kernel whose function kernel j calls (-1: none) */
     local_map *maps;     /* kernel j's buffers and scalars, for its call */
@@ -1610,7 +1615,8 @@ static void kernel_texts_free(kernel_texts *t, int nk)
     free(t->begin);
     free(t->end);
     free(t->cost);
-    free(t->cold);
+    free(t->work);
+    free(t->tier);
     free(t->unit);
 }
 
@@ -1817,11 +1823,12 @@ static bool render_kernels(rctx *c, kernel_texts *t)
     t->begin = calloc(nk, sizeof *t->begin);
     t->end = calloc(nk, sizeof *t->end);
     t->cost = calloc(nk, sizeof *t->cost);
-    t->cold = calloc(nk, sizeof *t->cold);
+    t->work = calloc(nk, sizeof *t->work);
+    t->tier = calloc(nk, sizeof *t->tier);
     t->unit = calloc(nk, sizeof *t->unit);
     t->rep = malloc(nk * sizeof *t->rep);
     t->maps = calloc(nk, sizeof *t->maps);
-    bool ok = f.slot && f.hash && t->begin && t->end && t->cost && t->cold && t->unit && t->rep && t->maps;
+    bool ok = f.slot && f.hash && t->begin && t->end && t->cost && t->work && t->tier && t->unit && t->rep && t->maps;
     c->b = &t->text;
     c->linkage = KERNEL_LINKAGE;
     for (int j = 0; ok && j < c->p->nk && !c->failed; j++) {
@@ -1829,60 +1836,12 @@ static bool render_kernels(rctx *c, kernel_texts *t)
         t->rep[j] = -1;
         if (has_function(c->p, j))
             render_kernel(c, t, &f, j);
-        t->cold[j] = kernel_work(c->p, j) < COLD_WORK;
+        t->work[j] = kernel_work(c->p, j);
     }
     free(f.slot);
     free(f.hash);
+    ok = ok && kir_assign_tiers(c->p->nk, t->work, t->cost, t->rep, t->tier);
     return ok && !t->text.failed;
-}
-
-/*
- * Cuts the kernels into units: one when their estimated compile cost is
- * at most UNIT_COST (cold only if every kernel is); else cold and hot
- * kernels apart (unless the cold ones cost less than a quarter unit: then
- * they join the hot units), each class in ceil(cost / UNIT_COST) units of
- * about equal cost (kernels in order), LT_CC_MAX_UNITS in all. Returns the
- * number of units; hot units come first, and units[] receives their flags.
- */
-static int plan_units(const kir_plan *p, kernel_texts *t, lt_cc_unit *units)
-{
-    size_t total[2] = {0, 0}; /* [cold] */
-    for (int j = 0; j < p->nk; j++)
-        total[t->cold[j]] += t->cost[j];
-    memset(units, 0, sizeof *units * LT_CC_MAX_UNITS);
-    if (total[0] + total[1] <= UNIT_COST) {
-        units[0].cold = total[0] == 0 && total[1] > 0;
-        return 1;
-    }
-    if (total[1] < UNIT_COST / 4 && total[0] > 0) { /* a few cold kernels: not worth a process of their own */
-        for (int j = 0; j < p->nk; j++)
-            t->cold[j] = false;
-        total[0] += total[1];
-        total[1] = 0;
-    }
-    int n[2];
-    for (int cls = 0; cls < 2; cls++)
-        n[cls] = (int)((total[cls] + UNIT_COST - 1) / UNIT_COST);
-    while (n[0] + n[1] > LT_CC_MAX_UNITS) {
-        int cls = n[0] >= n[1] ? 0 : 1;
-        n[cls]--;
-    }
-    size_t done[2] = {0, 0};
-    for (int j = 0; j < p->nk; j++) {
-        int cls = t->cold[j], first = cls ? n[0] : 0;
-        if (t->cost[j] == 0) { /* no function */
-            t->unit[j] = -1;
-            continue;
-        }
-        /* the unit whose share of the class's cost holds this kernel's middle */
-        size_t middle = done[cls] + t->cost[j] / 2;
-        int u = (int)((double)middle * n[cls] / (double)(total[cls] ? total[cls] : 1));
-        t->unit[j] = first + (u < n[cls] ? u : n[cls] - 1);
-        done[cls] += t->cost[j];
-    }
-    for (int u = n[0]; u < n[0] + n[1]; u++)
-        units[u].cold = true;
-    return n[0] + n[1];
 }
 
 /* The entry unit's declarations of the kernels defined in other units. */
@@ -1901,9 +1860,12 @@ static void emit_prototypes(rctx *c, const kernel_texts *t, int unit)
         sb_printf(c->b, "\n");
 }
 
+static const char *const tier_names[LT_CC_TIERS] = {
+    "hot: LT_CFLAGS", "warm: LT_CFLAGS_WARM", "cold: kernels of little work per run, LT_CFLAGS_COLD"};
+
 /* Unit u of n: its header, the prelude, its kernels, and in the last unit
  * the entry point. */
-static void emit_unit(rctx *c, const kernel_texts *t, int u, int n, bool cold)
+static void emit_unit(rctx *c, const kernel_texts *t, int u, int n, lt_cc_tier tier)
 {
     sb *b = c->b;
     if (u == 0)
@@ -1911,8 +1873,7 @@ static void emit_unit(rctx *c, const kernel_texts *t, int u, int n, bool cold)
     else
         sb_printf(b, "/*\n * Generated by %s: unit %d of %d.\n */\n", KIR_VERSION, u + 1, n);
     if (n > 1)
-        sb_printf(b, "/* unit %d of %d (%s)%s */\n", u + 1, n, cold ? "cold: kernels of little work per run" : "hot",
-                  u == n - 1 ? ", with the entry point" : "");
+        sb_printf(b, "/* unit %d of %d (%s)%s */\n", u + 1, n, tier_names[tier], u == n - 1 ? ", with the entry point" : "");
     sb_printf(b, "%s", prelude);
     emit_fastmath(b);
     emit_ewmath(b);
@@ -1932,11 +1893,11 @@ char *kir_render(const kir_plan *p, size_t *len, lt_cc_unit *units, int *nunits,
     fragment_truncated = false;
     rctx c = {&b, p, NULL, false, false, -1, KERNEL_LINKAGE};
     bool ok = render_kernels(&c, &t);
-    int n = ok && !c.failed ? plan_units(p, &t, units) : 0;
+    int n = ok && !c.failed ? kir_plan_units(p->nk, t.cost, t.tier, t.unit, units) : 0;
     c.b = &b;
     for (int u = 0; u < n; u++) {
         units[u].begin = b.n;
-        emit_unit(&c, &t, u, n, units[u].cold);
+        emit_unit(&c, &t, u, n, units[u].tier);
         units[u].end = b.n;
     }
     bool oom = b.failed || !ok;

@@ -15,12 +15,14 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define HEADER_BYTES 64
 #define SMALL_LIMIT 4096
 #define SMALL_CLASSES (SMALL_LIMIT / 64)
 #define NUM_CLASSES (SMALL_CLASSES + 64 * 4)
 #define BLOCK_MAGIC 0x4c54424cu
+#define HUGE_PAGE_BYTES ((size_t)2 << 20)
 
 typedef struct block_header {
     uint32_t magic;
@@ -89,12 +91,29 @@ static void account_in_use(size_t size)
  * give back: when the OS refuses a request, empty the cache and retry once
  * before reporting out of memory.
  */
+static void *aligned_alloc_for(size_t bytes)
+{
+    if (bytes < HUGE_PAGE_BYTES)
+        return aligned_alloc(64, bytes);
+    /* Large buffers start on a huge-page boundary and ask for huge pages:
+     * a fresh buffer then costs one page fault per 2 MiB instead of one
+     * per 4 KiB, which is most of a cold training step's first-touch cost.
+     * The size is not rounded up: a partial last huge page gets small pages. */
+    void *p = NULL;
+    if (posix_memalign(&p, HUGE_PAGE_BYTES, bytes) != 0)
+        return NULL;
+#ifdef MADV_HUGEPAGE
+    madvise(p, bytes / HUGE_PAGE_BYTES * HUGE_PAGE_BYTES, MADV_HUGEPAGE);
+#endif
+    return p;
+}
+
 static void *os_aligned_alloc(size_t bytes)
 {
-    void *p = aligned_alloc(64, bytes);
+    void *p = aligned_alloc_for(bytes);
     if (!p && cache_nonempty()) {
         lt_mem_trim();
-        p = aligned_alloc(64, bytes);
+        p = aligned_alloc_for(bytes);
     }
     return p;
 }

@@ -73,6 +73,10 @@ typedef struct lt_storage {
     void *data;
     size_t nbytes;
     lt_device device;
+    /* External memory (lt_from_external): released through this callback
+     * instead of going back to the allocator. NULL for the library's own. */
+    void (*release)(void *ctx);
+    void *release_ctx;
 } lt_storage;
 
 #define LT_TENSOR_MAGIC 0x4c54544eu /* "LTTN" */

@@ -198,6 +198,8 @@ lt_storage *lt_storage_new(size_t nbytes, lt_device dev, const char *op)
     atomic_init(&s->version, 0);
     s->nbytes = nbytes;
     s->device = dev;
+    s->release = NULL;
+    s->release_ctx = NULL;
     return s;
 }
 
@@ -213,13 +215,18 @@ lt_storage *lt_storage_placeholder(size_t nbytes, const char *op)
     s->data = NULL;
     s->nbytes = nbytes;
     s->device = (lt_device){LT_DEVICE_INVALID, 0};
+    s->release = NULL;
+    s->release_ctx = NULL;
     return s;
 }
 
 void lt_storage_unref(lt_storage *s)
 {
     if (s && atomic_fetch_sub(&s->refcount, 1) == 1) {
-        lt_free(s->data);
+        if (s->release)
+            s->release(s->release_ctx);
+        else
+            lt_free(s->data);
         free(s);
     }
 }

@@ -21,6 +21,11 @@
 #include <pthread.h>
 #include <string.h>
 
+#ifdef LT_HAVE_DNNL
+#include <oneapi/dnnl/dnnl.h>
+#include <omp.h>
+#endif
+
 /* ---- BLAS on the library's pool ------------------------------------------ */
 
 /* Multiply-adds below which a product runs as one call: splitting it would
@@ -40,6 +45,24 @@ typedef struct gemm_job {
     char *c;
 } gemm_job;
 
+#ifdef LT_HAVE_DNNL
+/* oneDNN's sgemm on the calling thread alone. It parallelizes with OpenMP
+ * over omp_get_max_threads(), so the calling thread's OpenMP thread count
+ * is 1 for the call and restored after it (the pool does the splitting, as
+ * for OpenBLAS; a team of one starts no thread). False if oneDNN refused
+ * the call (OpenBLAS then runs it). */
+static bool dnnl_sgemm_1thread(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const void *a,
+                               int64_t lda, const void *b, int64_t ldb, float beta, void *c, int64_t ldc)
+{
+    int saved = omp_get_max_threads();
+    omp_set_num_threads(1);
+    dnnl_status_t st = dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', m, n, k, 1.0f, (const float *)a, lda,
+                                  (const float *)b, ldb, beta, (float *)c, ldc);
+    omp_set_num_threads(saved);
+    return st == dnnl_success;
+}
+#endif
+
 /* C = op(A) op(B), or C += op(A) op(B) when accumulate. */
 static void gemm_call(lt_dtype dt, bool trans_a, bool trans_b, bool accumulate, int64_t m, int64_t n, int64_t k,
                       const void *a, int64_t lda, const void *b, int64_t ldb, void *c, int64_t ldc)
@@ -47,6 +70,11 @@ static void gemm_call(lt_dtype dt, bool trans_a, bool trans_b, bool accumulate, 
     enum CBLAS_TRANSPOSE ta = trans_a ? CblasTrans : CblasNoTrans;
     enum CBLAS_TRANSPOSE tb = trans_b ? CblasTrans : CblasNoTrans;
     double beta = accumulate ? 1.0 : 0.0;
+#ifdef LT_HAVE_DNNL
+    if (dt == LT_F32 && m > 0 && n > 0 && k > 0 && dnnl_sgemm_1thread(trans_a, trans_b, m, n, k, a, lda, b, ldb,
+                                                                      (float)beta, c, ldc))
+        return;
+#endif
     if (dt == LT_F64)
         cblas_dgemm(CblasRowMajor, ta, tb, (blasint)m, (blasint)n, (blasint)k, 1.0, (const double *)a,
                     (blasint)lda, (const double *)b, (blasint)ldb, beta, (double *)c, (blasint)ldc);

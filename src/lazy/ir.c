@@ -16,7 +16,8 @@
 #include <string.h>
 
 /* The origin given to ops recorded on this thread (see lazy.h). */
-static _Thread_local lt_origin current_origin;
+/* initial-exec: read on every traced op (see owner.c) */
+static _Thread_local lt_origin current_origin __attribute__((tls_model("initial-exec")));
 
 static lt_node *nodes;
 static uint32_t node_count, node_cap;
@@ -119,7 +120,8 @@ static lt_node *new_node(uint8_t kind, uint32_t nin)
     }
     lt_node *n = &nodes[node_count];
     memset(n, 0, offsetof(lt_node, attrs));
-    n->attrs = lt_attrs_init();
+    if (kind != LT_NODE_OP) /* an op node copies its call's attributes */
+        n->attrs = lt_attrs_init();
     n->kind = kind;
     n->nin = nin;
     n->first_input = input_count;

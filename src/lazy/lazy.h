@@ -217,6 +217,10 @@ typedef struct lt_text {
 void lt_text_put(lt_text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 void lt_metric_add(const char *name, int64_t delta);
+/* Counters bumped on every traced op: fixed slots, no lookup by name
+ * (lt_metrics_counter and the report know them by name all the same). */
+typedef enum lt_hot_counter { LT_HOT_TENSORS_CREATED, LT_HOT_TENSORS_DESTROYED, LT_HOT_COUNT } lt_hot_counter;
+void lt_metric_bump(lt_hot_counter c);
 void lt_metric_set(const char *name, int64_t value);
 void lt_metric_time(const char *name, double ms);
 double lt_now_ms(void);

@@ -28,6 +28,21 @@ typedef struct timer {
     double samples[TIMER_SAMPLES];
 } timer;
 
+/* The hot counters: bumped on every lazy tensor made or dropped, so they are
+ * plain atomics in fixed slots, with no lock and no lookup by name. */
+static const char *const hot_names[LT_HOT_COUNT] = {"TensorsCreated", "TensorsDestroyed"};
+static atomic_llong hot_values[LT_HOT_COUNT];
+
+void lt_metric_bump(lt_hot_counter c) { atomic_fetch_add_explicit(&hot_values[c], 1, memory_order_relaxed); }
+
+static int hot_index(const char *name)
+{
+    for (int i = 0; i < LT_HOT_COUNT; i++)
+        if (strcmp(hot_names[i], name) == 0)
+            return i;
+    return -1;
+}
+
 static pthread_mutex_t metrics_lock = PTHREAD_MUTEX_INITIALIZER;
 static counter counters[MAX_COUNTERS];
 static int ncounters;
@@ -41,7 +56,29 @@ double lt_now_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }
 
-static counter *find_counter(const char *name, bool create)
+/*
+ * Hot counters are bumped on every traced op with a string literal as the
+ * name. The literal's address is remembered with its slot, so that the next
+ * call with the same pointer skips the scan of names (a string compare per
+ * counter). A hit is confirmed against the slot's name, so a reused address
+ * with other contents cannot reach the wrong counter.
+ */
+#define NAME_CACHE_SLOTS 64
+
+typedef struct name_cache_entry {
+    const char *name;
+    int index;
+} name_cache_entry;
+
+static name_cache_entry counter_cache[NAME_CACHE_SLOTS];
+
+static name_cache_entry *cache_entry_for(const char *name)
+{
+    uintptr_t h = (uintptr_t)name;
+    return &counter_cache[(h ^ (h >> 7)) % NAME_CACHE_SLOTS];
+}
+
+static counter *scan_counters(const char *name, bool create)
 {
     for (int i = 0; i < ncounters; i++)
         if (strcmp(counters[i].name, name) == 0)
@@ -51,6 +88,20 @@ static counter *find_counter(const char *name, bool create)
     counter *c = &counters[ncounters++];
     snprintf(c->name, sizeof c->name, "%s", name);
     c->value = 0;
+    return c;
+}
+
+static counter *find_counter(const char *name, bool create)
+{
+    name_cache_entry *e = cache_entry_for(name);
+    if (e->name == name && e->index < ncounters && counters[e->index].name[0] == name[0] &&
+        strcmp(counters[e->index].name, name) == 0)
+        return &counters[e->index];
+    counter *c = scan_counters(name, create);
+    if (c) {
+        e->name = name;
+        e->index = (int)(c - counters);
+    }
     return c;
 }
 
@@ -76,6 +127,9 @@ int64_t lt_metrics_counter(const char *name)
 {
     if (!name)
         return 0;
+    int hot = hot_index(name);
+    if (hot >= 0)
+        return atomic_load_explicit(&hot_values[hot], memory_order_relaxed);
     pthread_mutex_lock(&metrics_lock);
     counter *c = find_counter(name, false);
     int64_t v = c ? c->value : 0;
@@ -156,6 +210,9 @@ void lt_metrics_reset(void)
 {
     pthread_mutex_lock(&metrics_lock);
     ncounters = 0;
+    memset(counter_cache, 0, sizeof counter_cache);
+    for (int i = 0; i < LT_HOT_COUNT; i++)
+        atomic_store(&hot_values[i], 0);
     for (int i = 0; i < ntimers; i++)
         free(timers[i]);
     ntimers = 0;
@@ -216,6 +273,11 @@ int lt_metrics_report(char *buf, size_t cap)
     int n = 0;
     lt_text r = {buf, cap, 0};
     lt_text_put(&r, "Counters:\n");
+    for (int i = 0; i < LT_HOT_COUNT; i++) {
+        long long v = atomic_load_explicit(&hot_values[i], memory_order_relaxed);
+        if (v)
+            lt_text_put(&r, "  %-28s %lld\n", hot_names[i], v);
+    }
     pthread_mutex_lock(&metrics_lock);
     for (int i = 0; i < ncounters; i++)
         if (counters[i].value)

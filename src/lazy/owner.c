@@ -15,7 +15,9 @@
 static atomic_uint_least64_t owner_thread; /* 0: no owner */
 static atomic_int owner_tid;
 static atomic_uint_least64_t threads_numbered;
-static _Thread_local uint64_t this_thread;
+/* Read several times per traced op: the initial-exec model makes it one
+ * load instead of a call into the dynamic loader (8 bytes of static TLS). */
+static _Thread_local uint64_t this_thread __attribute__((tls_model("initial-exec")));
 static pthread_key_t owner_key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 

@@ -55,18 +55,45 @@ void lt_lazy_reset_if_idle(void)
 
 /* ---- registry ---------------------------------------------------------------- */
 
+/*
+ * Lazy states of dead tensors are kept for reuse: a traced op makes one and
+ * usually drops one, and malloc's calloc and free cost more than the rest of
+ * the handle. Like the registry, the spares are touched only by the thread
+ * that owns the lazy device.
+ */
+#define SPARE_STATES_MAX 1024
+static lt_lazy *spare_states[SPARE_STATES_MAX];
+static int spare_count;
+
+static lt_lazy *lazy_state_new(void)
+{
+    if (spare_count == 0)
+        return calloc(1, sizeof(lt_lazy));
+    lt_lazy *z = spare_states[--spare_count];
+    memset(z, 0, sizeof *z);
+    return z;
+}
+
+static void lazy_state_free(lt_lazy *z)
+{
+    if (spare_count < SPARE_STATES_MAX)
+        spare_states[spare_count++] = z;
+    else
+        free(z);
+}
+
 static void on_death(lt_tensor *t)
 {
     lt_lazy *z = L(t);
     if (!z)
         return;
     lt_lazy_registry_unlink(t);
-    lt_metric_add("TensorsDestroyed", 1);
+    lt_metric_bump(LT_HOT_TENSORS_DESTROYED);
     lt_tensor *base = z->base;
     lt_storage_unref(z->future);
     free(z->chain);
     bool was_pending = z->pending;
-    free(z);
+    lazy_state_free(z);
     t->lazy = NULL;
     if (was_pending && --pending_tensors == 0)
         lt_ir_reset();
@@ -97,19 +124,19 @@ static lt_device lazy_device(void)
 static lt_tensor *new_lazy(const lt_meta *m)
 {
     lt_lazy_init();
-    lt_lazy *z = calloc(1, sizeof *z);
+    lt_lazy *z = lazy_state_new();
     if (!z) {
         lt_error(LT_ERR_MEMORY, "lazy: out of memory");
         return NULL;
     }
     lt_tensor *t = lt_tensor_new_handle(m, lazy_device());
     if (!t) {
-        free(z);
+        lazy_state_free(z);
         return NULL;
     }
     t->lazy = z;
     lt_lazy_registry_insert(t); /* the newest id: appended */
-    lt_metric_add("TensorsCreated", 1);
+    lt_metric_bump(LT_HOT_TENSORS_CREATED);
     return t;
 }
 
@@ -352,6 +379,26 @@ static lt_status gather_values(lt_tensor *const *in, int nin, lt_value *vals)
 static lt_status run_fallback(lt_op op, lt_tensor *const *in, int nin, const lt_attrs *a,
                               const lt_meta *om, lt_tensor **out);
 
+/*
+ * TracingTime samples one traced op in TRACE_SAMPLE_EVERY: reading the clock
+ * twice per op would cost a tenth of the op. The timer's count is therefore
+ * the number of sampled ops; its total and percentiles describe one op.
+ */
+#define TRACE_SAMPLE_EVERY 16
+static unsigned trace_ticks;
+
+/* The start time when this op is sampled, else a negative value. */
+static double trace_timer_start(void)
+{
+    return trace_ticks++ % TRACE_SAMPLE_EVERY == 0 ? lt_now_ms() : -1.0;
+}
+
+static void trace_timer_stop(double start)
+{
+    if (start >= 0)
+        lt_metric_time("TracingTime", lt_now_ms() - start);
+}
+
 lt_status lt_lazy_run(lt_op op, lt_tensor *const *in, int nin, const lt_attrs *a, const lt_meta *om,
                       lt_tensor **out)
 {
@@ -359,7 +406,7 @@ lt_status lt_lazy_run(lt_op op, lt_tensor *const *in, int nin, const lt_attrs *a
         return lt_last_status();
     if (lt_op_infos[op].flags & LT_OPF_NOLOWER)
         return run_fallback(op, in, nin, a, om, out);
-    double start = lt_now_ms();
+    double start = trace_timer_start();
     lt_value small[8];
     lt_value *vals = nin <= 8 ? small : malloc(sizeof *vals * (size_t)nin);
     if (!vals)
@@ -381,7 +428,7 @@ lt_status lt_lazy_run(lt_op op, lt_tensor *const *in, int nin, const lt_attrs *a
             st = lt_last_status();
         }
     }
-    lt_metric_time("TracingTime", lt_now_ms() - start);
+    trace_timer_stop(start);
     if (st == LT_OK) {
         const char *call = lt_origin_current();
         lt_lazy_check_growth(call ? call : lt_op_name(op));
@@ -659,7 +706,7 @@ lt_status lt_lazy_run_inplace(lt_op op, lt_tensor *dst, lt_tensor *const *in, in
 {
     if (lt_lazy_enter(lt_op_name(op)) != LT_OK)
         return lt_last_status();
-    double start = lt_now_ms();
+    double start = trace_timer_start();
     /* A root in flight takes no new value before its data has arrived:
      * the data would overwrite it. So an in-place write into it, or into a
      * view of it, waits (fill/copy do not even read dst). */
@@ -683,7 +730,7 @@ lt_status lt_lazy_run_inplace(lt_op op, lt_tensor *dst, lt_tensor *const *in, in
             dst->storage = NULL;
         }
     }
-    lt_metric_time("TracingTime", lt_now_ms() - start);
+    trace_timer_stop(start);
     return st;
 }
 

@@ -1,0 +1,89 @@
+"""examples/python/mlp.py gives the C trainer's losses: the same seed,
+initialization, batch order and update (lazytensor-train --model mlp)."""
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BUILD = os.environ.get("LT_BUILD_DIR", os.path.join(ROOT, "build"))
+TRAINER = os.path.join(BUILD, "lazytensor-train")
+DATA = "/usr/share/datasets/fashion-mnist"
+STEPS = 20
+
+pytestmark = pytest.mark.skipif(not os.path.exists(os.path.join(DATA, "train-images-idx3-ubyte.gz")),
+                                reason="needs the Debian package dataset-fashion-mnist")
+
+
+def python_losses(device):
+    out = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "python", "mlp.py"), "--device", device,
+                          "--epochs", "1", "--steps", str(STEPS), "--log-every", "1"],
+                         capture_output=True, text=True, check=True).stdout
+    return [float(v) for v in re.findall(r"^step \d+  loss (\S+)$", out, re.M)]
+
+
+def trainer_losses(device):
+    """The trainer prints the loss after steps 2, 4, ... (stderr, not a tty)."""
+    out = subprocess.run([TRAINER, "--model", "mlp", "--device", device, "--epochs", "1", "--steps", str(STEPS)],
+                         capture_output=True, text=True, check=True).stderr
+    return {int(s): float(v) for s, v in re.findall(r"\] (\d+)/\d+ .* loss (\S+)", out)}
+
+
+@pytest.mark.skipif(not os.path.exists(TRAINER), reason="the C trainer is not built")
+def test_python_mlp_gives_the_c_trainers_losses():
+    ours = python_losses("lazy")
+    assert len(ours) == STEPS
+    theirs = trainer_losses("lazy")
+    assert len(theirs) == 10
+    for step, loss in theirs.items():  # printed with 4 decimals
+        assert abs(ours[step - 1] - loss) <= 5e-5 + 1e-9, (step, ours[step - 1], loss)
+    assert ours[-1] < ours[0] - 1.0
+
+
+def test_python_mlp_same_losses_on_cpu_and_lazy():
+    lazy, cpu = python_losses("lazy"), python_losses("cpu")
+    assert len(cpu) == STEPS
+    for a, b in zip(cpu, lazy):
+        assert abs(a - b) <= 1e-4 * abs(a)
+
+
+@pytest.mark.skipif(not os.path.exists(TRAINER), reason="the C trainer is not built")
+def test_checkpoint_of_the_c_trainer_loads_in_python(tmp_path):
+    """A model trained and saved by lazytensor-train (safetensors)
+    loads into the Python MLP and gives the trainer's test accuracy."""
+    import lazytensor as lt
+    from lazytensor import nn
+    path = tmp_path / "mlp.safetensors"
+    out = subprocess.run([TRAINER, "--model", "mlp", "--device", "cpu", "--epochs", "1", "--steps", "5", "--save",
+                          str(path)], capture_output=True, text=True, check=True).stdout
+    accuracy = float(re.search(r"test accuracy ([0-9.]+)%", out).group(1))
+    state = lt.load(path)
+    assert state["optim.state.0.exp_avg"].shape == (512, 784)  # the optimizer state is saved too
+    model = nn.Sequential(nn.Flatten(), nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(),
+                          nn.Linear(512, 10))
+    model.load_state_dict({k[len("model."):]: v for k, v in state.items() if k.startswith("model.")})
+    test = lt.data.fashion_mnist(DATA, train=False)
+    with lt.no_grad():
+        correct = sum((model(x).argmax(1) == y).sum().item() for x, y in test.batches(1000))
+    assert abs(100 * correct / len(test) - accuracy) < 0.006
+
+
+@pytest.mark.parametrize("device", ["cpu", "lazy"])
+def test_python_gpt_trains_and_samples(device):
+    """examples/python/gpt.py: a first loss near log(vocabulary), a falling
+    loss, then the 64 prompt characters and 20 generated ones."""
+    import math
+    text = "/usr/share/common-licenses/GPL-3"
+    out = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "python", "gpt.py"), "--device", device,
+                          "--steps", "12", "--log-every", "1", "--sample", "20", "--text", text],
+                         capture_output=True, text=True, check=True).stdout
+    vocab = int(re.search(r"vocabulary (\d+)", out).group(1))
+    losses = [float(v) for v in re.findall(r"^step \d+  loss (\S+)$", out, re.M)]
+    assert len(losses) == 12 and abs(losses[0] - math.log(vocab)) < 0.5
+    assert sum(losses[-3:]) < sum(losses[:3]) - 0.3
+    sample = out.split("\n", 13)[13]
+    with open(text, "rb") as f:
+        prompt = f.read(64).decode()
+    assert sample.startswith(prompt) and len(sample.rstrip("\n")) >= 64 + 20 - 5
