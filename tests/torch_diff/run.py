@@ -15,10 +15,43 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import numpy as np  # noqa: E402
-import torch  # noqa: E402
 
-import engine  # noqa: E402
 import ltlib  # noqa: E402
+
+# torch and the modules that import it come after the library is loaded:
+# loaded into a process that already holds torch's OpenMP runtime, a
+# library linked with oneDNN can fail to get its static TLS block.
+engine = torch = None
+
+
+# glibc reserves little static TLS for libraries loaded at run time; the
+# library's initial-exec thread-locals plus libgomp's (linked with oneDNN)
+# can exceed it ("cannot allocate memory in static TLS block"). The run then
+# restarts itself once with a larger reserve.
+TLS_TUNABLE = "glibc.rtld.optional_static_tls=16384"
+
+
+def open_library(lib):
+    try:
+        return ltlib.Lib(lib)
+    except OSError as e:
+        if "static TLS" not in str(e) or TLS_TUNABLE in os.environ.get("GLIBC_TUNABLES", ""):
+            raise
+        env = dict(os.environ)
+        env["GLIBC_TUNABLES"] = ":".join(filter(None, [env.get("GLIBC_TUNABLES"), TLS_TUNABLE]))
+        sys.stdout.flush()
+        os.execve(sys.executable, [sys.executable] + sys.argv, env)
+
+
+def load(lib, header):
+    """The library first, then torch (see the note on the imports)."""
+    global engine, torch
+    L = open_library(lib)
+    L.bind_header(header)
+    import engine as engine_module
+    import torch as torch_module
+    engine, torch = engine_module, torch_module
+    return L
 
 
 def run_units(L, units, dev, lazy):
@@ -93,10 +126,9 @@ def main():
     ap.add_argument("--devices", default="cpu,lazy/interp,lazy/cpu")
     ap.add_argument("-v", "--verbose", action="store_true")
     opt = ap.parse_args()
+    L = load(opt.lib, opt.header)
     torch.set_num_threads(1)
     np.seterr(all="ignore")
-    L = ltlib.Lib(opt.lib)
-    L.bind_header(opt.header)
     import specs
     wanted = set(filter(None, opt.ops.split(",")))
     ops = [o for o in specs.OPS if not wanted or o.name in wanted]
