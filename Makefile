@@ -7,7 +7,7 @@ JOBS ?= $(shell nproc)
 # Build: compiler, CMake, OpenBLAS (pthreads build), cmocka, zlib. Data: the
 # Fashion-MNIST package. Tests also read a checkpoint back with PyTorch. The
 # Python front end (python/) builds against python3-dev; its pytest suite
-# compares with torch and numpy.
+# compares with torch and numpy, and so does tests/torch_diff (every op).
 PACKAGES = cmake gcc make pkg-config libopenblas-pthread-dev libcmocka-dev zlib1g-dev dataset-fashion-mnist
 TEST_PACKAGES = python3-torch python3-dev python3-numpy python3-pytest
 

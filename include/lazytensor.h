@@ -311,7 +311,9 @@ lt_tensor *lt_zeros_like(lt_tensor *t);
 lt_tensor *lt_ones_like(lt_tensor *t);
 lt_tensor *lt_full_like(lt_tensor *t, double value);
 /** Values start, start+step, ... below end (above end if step < 0).
- *  step must be nonzero; length is ceil((end-start)/step). */
+ *  step must be nonzero; length is ceil((end-start)/step). For integer
+ *  dtypes, as torch, start and step are truncated toward zero first (a
+ *  step that truncates to 0 is refused), and for i64 the end too. */
 lt_tensor *lt_arange(double start, double end, double step, lt_dtype dt, lt_device dev);
 /** steps values evenly spaced from start to end inclusive (steps >= 0). */
 lt_tensor *lt_linspace(double start, double end, int64_t steps, lt_dtype dt, lt_device dev);
@@ -391,7 +393,7 @@ lt_tensor *lt_relu(lt_tensor *t);       /**< max(x, 0) (keeps dtype) */
 lt_tensor *lt_gelu(lt_tensor *t);       /**< x*Phi(x), exact erf form */
 lt_tensor *lt_silu(lt_tensor *t);       /**< x*sigmoid(x) */
 lt_tensor *lt_erf(lt_tensor *t);        /**< error function */
-lt_tensor *lt_sign(lt_tensor *t);       /**< -1, 0 or 1 (keeps dtype) */
+lt_tensor *lt_sign(lt_tensor *t);       /**< -1, 0 or 1 (keeps dtype; bool: x) */
 lt_tensor *lt_floor(lt_tensor *t);      /**< round down (keeps dtype) */
 lt_tensor *lt_ceil(lt_tensor *t);       /**< round up (keeps dtype) */
 lt_tensor *lt_round(lt_tensor *t);      /**< round half to even (keeps dtype) */
@@ -412,7 +414,9 @@ lt_tensor *lt_mul(lt_tensor *a, lt_tensor *b);                  /**< a * b */
 /** True division: integer inputs give f32. Division by zero follows IEEE
  *  for floats. */
 lt_tensor *lt_div(lt_tensor *a, lt_tensor *b);
-lt_tensor *lt_pow(lt_tensor *a, lt_tensor *b);                  /**< a ^ b */
+/** a ^ b. Integer a to a negative integer power b is 1 / a^-b truncated,
+ *  as torch: 0, or 1 and -1 for a = 1 and -1 (and 0^-n is 0). */
+lt_tensor *lt_pow(lt_tensor *a, lt_tensor *b);
 lt_tensor *lt_maximum(lt_tensor *a, lt_tensor *b);              /**< elementwise max (NaN wins) */
 lt_tensor *lt_minimum(lt_tensor *a, lt_tensor *b);              /**< elementwise min (NaN wins) */
 /** Python-style remainder: the result has the sign of b. Integer division
@@ -428,8 +432,14 @@ lt_tensor *lt_logical_and(lt_tensor *a, lt_tensor *b);          /**< bool result
 lt_tensor *lt_logical_or(lt_tensor *a, lt_tensor *b);           /**< bool result */
 /** cond ? a : b, elementwise; cond must be bool; all three broadcast. */
 lt_tensor *lt_where(lt_tensor *cond, lt_tensor *a, lt_tensor *b);
-/** min(max(x, lo), hi). Pass -INFINITY / INFINITY for no bound. lo <= hi. */
+/** min(max(x, lo), hi). Pass -INFINITY / INFINITY for no bound. As in
+ *  torch, lo > hi gives hi everywhere (NaN stays NaN); NaN bounds are
+ *  refused. */
 lt_tensor *lt_clamp(lt_tensor *t, double lo, double hi);
+/** clamp with tensor bounds (torch.clamp(x, min=lo, max=hi)): min(max(x,
+ *  lo), hi) with broadcasting and type promotion; lo or hi may be NULL
+ *  (not both). Composed of maximum and minimum (one fused kernel). */
+lt_tensor *lt_clamp_tensor(lt_tensor *t, lt_tensor *lo, lt_tensor *hi);
 
 /* ---- tensor-with-scalar forms (the scalar acts like a Python float) ----- */
 lt_tensor *lt_add_scalar(lt_tensor *t, double s);   /**< t + s */
@@ -448,6 +458,24 @@ lt_tensor *lt_lt_scalar(lt_tensor *t, double s);
 lt_tensor *lt_le_scalar(lt_tensor *t, double s);
 lt_tensor *lt_gt_scalar(lt_tensor *t, double s);
 lt_tensor *lt_ge_scalar(lt_tensor *t, double s);
+
+/* ---- tensor with an integer scalar (the scalar acts like a Python int):
+ *      the result keeps the tensor's dtype (a bool tensor gives i64), so
+ *      int_tensor + 2 stays an integer tensor. A value the dtype cannot
+ *      hold wraps into it, as in torch (u8 + 300 adds 44). --------------- */
+lt_tensor *lt_add_iscalar(lt_tensor *t, int64_t s);       /**< t + s */
+lt_tensor *lt_sub_iscalar(lt_tensor *t, int64_t s);       /**< t - s */
+lt_tensor *lt_rsub_iscalar(lt_tensor *t, int64_t s);      /**< s - t */
+lt_tensor *lt_mul_iscalar(lt_tensor *t, int64_t s);       /**< t * s */
+lt_tensor *lt_remainder_iscalar(lt_tensor *t, int64_t s); /**< Python-style t % s */
+lt_tensor *lt_floor_divide_iscalar(lt_tensor *t, int64_t s); /**< t // s */
+lt_tensor *lt_maximum_iscalar(lt_tensor *t, int64_t s);
+lt_tensor *lt_minimum_iscalar(lt_tensor *t, int64_t s);
+/** t ^ s; a negative s with an integer tensor is refused, as torch. */
+lt_tensor *lt_pow_iscalar(lt_tensor *t, int64_t s);
+lt_tensor *lt_add_iscalar_(lt_tensor *dst, int64_t s);
+lt_tensor *lt_sub_iscalar_(lt_tensor *dst, int64_t s);
+lt_tensor *lt_mul_iscalar_(lt_tensor *dst, int64_t s);
 
 /* ========================================================================= */
 /* In-place ops: write into dst (which may be a view) and return dst.         */
@@ -481,6 +509,124 @@ lt_tensor *lt_zero_(lt_tensor *dst);
 /** Copies src into dst, broadcasting src to dst's shape and converting the
  *  dtype (any dtype to any dtype). Devices must match. */
 lt_tensor *lt_copy_(lt_tensor *dst, lt_tensor *src);
+
+/* ========================================================================= */
+/* More math: trigonometric, logarithms, float tests, bitwise, activations    */
+/* ========================================================================= */
+
+/*
+ * PyTorch's functions of the same names (docs/ops_torch.md maps them).
+ * Unless noted, integer and bool inputs give f32 results, and the op is
+ * differentiable. Each is one fused elementwise op on the lazy device.
+ */
+lt_tensor *lt_tan(lt_tensor *t);     /**< tangent */
+lt_tensor *lt_asin(lt_tensor *t);    /**< arcsine (NaN outside [-1, 1]) */
+lt_tensor *lt_acos(lt_tensor *t);    /**< arccosine (NaN outside [-1, 1]) */
+lt_tensor *lt_atan(lt_tensor *t);    /**< arctangent */
+lt_tensor *lt_sinh(lt_tensor *t);    /**< hyperbolic sine */
+lt_tensor *lt_cosh(lt_tensor *t);    /**< hyperbolic cosine */
+lt_tensor *lt_asinh(lt_tensor *t);   /**< inverse hyperbolic sine */
+lt_tensor *lt_acosh(lt_tensor *t);   /**< inverse hyperbolic cosine (NaN below 1) */
+lt_tensor *lt_atanh(lt_tensor *t);   /**< inverse hyperbolic tangent (+-inf at +-1) */
+lt_tensor *lt_log2(lt_tensor *t);    /**< base-2 logarithm */
+lt_tensor *lt_log10(lt_tensor *t);   /**< base-10 logarithm */
+lt_tensor *lt_exp2(lt_tensor *t);    /**< 2^x */
+/** Rounds toward zero; keeps the dtype (integers unchanged; bool refused).
+ *  Its gradient is zero. */
+lt_tensor *lt_trunc(lt_tensor *t);
+/** x - trunc(x), floating inputs only; gradient 1. */
+lt_tensor *lt_frac(lt_tensor *t);
+/** True where x is NaN (bool result, any dtype; never for integers). */
+lt_tensor *lt_isnan(lt_tensor *t);
+/** True where x is +inf or -inf (bool result, any dtype). */
+lt_tensor *lt_isinf(lt_tensor *t);
+/** True where x is neither inf nor NaN (bool result, any dtype). */
+lt_tensor *lt_isfinite(lt_tensor *t);
+/**
+ * Replaces NaN by nan, +inf by posinf and -inf by neginf. As in torch,
+ * the default infinities replace by the dtype's largest / lowest finite
+ * value: pass INFINITY / -INFINITY (or HUGE_VAL) for that default.
+ * Integer and bool tensors come back as copies.
+ */
+lt_tensor *lt_nan_to_num(lt_tensor *t, double nan, double posinf, double neginf);
+
+/** atan2(a, b): the angle of (b, a), in (-pi, pi]. Broadcasts. */
+lt_tensor *lt_atan2(lt_tensor *a, lt_tensor *b);
+/** sqrt(a^2 + b^2) without overflow; floating inputs only. */
+lt_tensor *lt_hypot(lt_tensor *a, lt_tensor *b);
+/** |a| with the sign of b (the sign bit: -0.0 counts as negative). */
+lt_tensor *lt_copysign(lt_tensor *a, lt_tensor *b);
+/** a * log(b), 0 where a == 0 (unless b is NaN). */
+lt_tensor *lt_xlogy(lt_tensor *a, lt_tensor *b);
+/** log(exp(a) + exp(b)) without overflow; floating inputs only. */
+lt_tensor *lt_logaddexp(lt_tensor *a, lt_tensor *b);
+/** C's fmod: a - trunc(a / b) * b, the sign of a. Keeps the promoted dtype;
+ *  integer division by zero is an error (on the lazy device, of the step).
+ *  Differentiable for floating inputs. */
+lt_tensor *lt_fmod(lt_tensor *a, lt_tensor *b);
+/** floor(a / b) in the promoted dtype (torch.floor_divide); integer
+ *  division by zero is an error. Not differentiable. */
+lt_tensor *lt_floor_divide(lt_tensor *a, lt_tensor *b);
+
+/* Bitwise ops: integer and bool inputs only (promoted together; floating
+ * inputs are refused). Not differentiable. */
+lt_tensor *lt_bitwise_not(lt_tensor *t);                  /**< ~x (bool: !x) */
+lt_tensor *lt_bitwise_and(lt_tensor *a, lt_tensor *b);    /**< a & b */
+lt_tensor *lt_bitwise_or(lt_tensor *a, lt_tensor *b);     /**< a | b */
+lt_tensor *lt_bitwise_xor(lt_tensor *a, lt_tensor *b);    /**< a ^ b */
+/** a << b on integers (not bool); a shift by the width or more, or by a
+ *  negative amount, gives 0 (as torch). */
+lt_tensor *lt_bitwise_left_shift(lt_tensor *a, lt_tensor *b);
+/** a >> b (arithmetic for signed types); a shift by the width or more, or
+ *  by a negative amount, gives 0 or -1 (the sign). */
+lt_tensor *lt_bitwise_right_shift(lt_tensor *a, lt_tensor *b);
+
+/** start + weight * (end - start), in torch's two-sided form (exact at
+ *  weight 0 and 1). Broadcasts; one fused kernel on the lazy device. */
+lt_tensor *lt_lerp(lt_tensor *start, lt_tensor *end, lt_tensor *weight);
+/** lt_lerp with a scalar weight. */
+lt_tensor *lt_lerp_scalar(lt_tensor *start, lt_tensor *end, double weight);
+/** t + value * t1 * t2 (broadcasting). A value other than 1 is a C double:
+ *  with integer tensors the result is then f32. */
+lt_tensor *lt_addcmul(lt_tensor *t, lt_tensor *t1, lt_tensor *t2, double value);
+/** t + value * t1 / t2; t1 and t2 must not both be integer (as torch). */
+lt_tensor *lt_addcdiv(lt_tensor *t, lt_tensor *t1, lt_tensor *t2, double value);
+
+/* Activations (torch.nn.functional). Integer inputs give f32. */
+/** x > 0 ? x : negative_slope * x. */
+lt_tensor *lt_leaky_relu(lt_tensor *t, double negative_slope);
+/** x > 0 ? x : alpha * (exp(x) - 1). */
+lt_tensor *lt_elu(lt_tensor *t, double alpha);
+/** scale * elu(x, alpha) with torch's constants alpha = 1.6732632...,
+ *  scale = 1.0507009... */
+lt_tensor *lt_selu(lt_tensor *t);
+/** max(0, x) + min(0, alpha * (exp(x / alpha) - 1)); alpha != 0. */
+lt_tensor *lt_celu(lt_tensor *t, double alpha);
+/** log(1 + exp(beta x)) / beta, and x itself where beta x > threshold
+ *  (torch's defaults: beta 1, threshold 20); beta != 0. */
+lt_tensor *lt_softplus(lt_tensor *t, double beta, double threshold);
+/** x / (1 + |x|). */
+lt_tensor *lt_softsign(lt_tensor *t);
+/** x * relu6(x + 3) / 6. */
+lt_tensor *lt_hardswish(lt_tensor *t);
+/** relu6(x + 3) / 6. */
+lt_tensor *lt_hardsigmoid(lt_tensor *t);
+/** x * tanh(softplus(x)). */
+lt_tensor *lt_mish(lt_tensor *t);
+/** log(sigmoid(x)), computed stably. */
+lt_tensor *lt_logsigmoid(lt_tensor *t);
+/** gelu with the tanh approximation (torch's approximate="tanh"):
+ *  x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))). */
+lt_tensor *lt_gelu_tanh(lt_tensor *t);
+/** Clamps to [min_val, max_val] keeping the dtype; as in torch, min_val >
+ *  max_val gives max_val everywhere. The gradient passes inside the range
+ *  (at the bounds too). NaN bounds are refused. */
+lt_tensor *lt_hardtanh(lt_tensor *t, double min_val, double max_val);
+/** hardtanh(x, 0, 6). */
+lt_tensor *lt_relu6(lt_tensor *t);
+/** Gated linear unit: a * sigmoid(b) where a, b are the halves of dim
+ *  (its size must be even). */
+lt_tensor *lt_glu(lt_tensor *t, int dim);
 
 /* ========================================================================= */
 /* Conversion and copies                                                      */
@@ -588,7 +734,8 @@ lt_tensor *lt_diagonal(lt_tensor *t, int64_t offset, int dim1, int dim2);
 /* ========================================================================= */
 
 /** Concatenates n tensors along dim; all other sizes must match. Dtypes are
- *  promoted. */
+ *  promoted. As in torch, 1-D tensors of size 0 may join tensors of any
+ *  shape (they add only their dtype). */
 lt_tensor *lt_cat(lt_tensor *const *ts, int n, int dim);
 /** Stacks n tensors of equal shape along a new dim. */
 lt_tensor *lt_stack(lt_tensor *const *ts, int n, int dim);
@@ -604,13 +751,14 @@ int lt_chunk(lt_tensor *t, int chunks, int dim, lt_tensor **out, int max_out);
 /** Elements of t at positions index (1-D integer tensor) along dim. */
 lt_tensor *lt_index_select(lt_tensor *t, int dim, lt_tensor *index);
 /** out[i][j] = t[index[i][j]][j] (dim 0), etc.; index is i64/i32 with the
- *  same ndim as t. */
+ *  same ndim as t (a 0-d t takes a 1-D index of zeros, as torch). */
 lt_tensor *lt_gather(lt_tensor *t, int dim, lt_tensor *index);
 /** A copy of t with src scattered into positions given by index along dim. */
 lt_tensor *lt_scatter(lt_tensor *t, int dim, lt_tensor *index, lt_tensor *src);
 /** A copy of t with src added into positions given by index along dim. */
 lt_tensor *lt_scatter_add(lt_tensor *t, int dim, lt_tensor *index, lt_tensor *src);
-/** A copy of t with value where mask (bool, broadcast to t) is true. */
+/** A copy of t with value where mask (bool) is true. t and mask broadcast
+ *  together: a mask with more dims gives their common shape, as torch. */
 lt_tensor *lt_masked_fill(lt_tensor *t, lt_tensor *mask, double value);
 /** One-hot encoding (i64) of integer class indices, with a trailing dim of
  *  num_classes. Indices must lie in [0, num_classes). */
@@ -643,7 +791,8 @@ lt_tensor *lt_matmul(lt_tensor *a, lt_tensor *b);
 /**
  * 2-D convolution (cross-correlation). x: [N, C, H, W]; w: [O, C/groups,
  * kH, kW]; bias: [O] or NULL. stride, padding, dilation: 2 values each
- * (NULL means 1, 0, 1). Output [N, O, Ho, Wo].
+ * (NULL means 1, 0, 1). Output [N, O, Ho, Wo]. An unbatched x [C, H, W]
+ * gives [O, Ho, Wo] (likewise for both poolings).
  */
 lt_tensor *lt_conv2d(lt_tensor *x, lt_tensor *w, lt_tensor *bias, const int64_t *stride,
                      const int64_t *padding, const int64_t *dilation, int64_t groups);

@@ -83,6 +83,15 @@ static void test_factories_values(void **state)
     LT_ASSERT_VALUES(lt_arange(0, 5, 1, LT_I64, cpu), 0, 0, 1, 2, 3, 4);
     LT_ASSERT_VALUES(lt_arange(1, 2, 0.25, LT_F32, cpu), 1e-7, 1, 1.25, 1.5, 1.75);
     LT_ASSERT_VALUES(lt_arange(5, 0, -2, LT_I32, cpu), 0, 5, 3, 1);
+    /* integer dtypes truncate start and step (i64 the end too), as torch */
+    LT_ASSERT_VALUES(lt_arange(0.0, -8.000001, -4.0, LT_I64, cpu), 0, 0, -4);
+    LT_ASSERT_VALUES(lt_arange(0.1, -7.9, -4, LT_I64, cpu), 0, 0, -4);
+    LT_ASSERT_VALUES(lt_arange(0.0, -8.000001, -4.0, LT_I32, cpu), 0, 0, -4, -8);
+    LT_ASSERT_VALUES(lt_arange(0.5, 5.7, 1.5, LT_I64, cpu), 0, 0, 1, 2, 3, 4);
+    LT_ASSERT_VALUES(lt_arange(0.5, 5.7, 1.5, LT_I32, cpu), 0, 0, 1, 2, 3);
+    assert_null(lt_arange(0, 3, 0.5, LT_I64, cpu));
+    assert_int_equal(lt_last_status(), LT_ERR_ARGUMENT);
+    lt_clear_error();
     LT_ASSERT_VALUES(lt_linspace(0, 1, 5, LT_F64, cpu), 1e-15, 0, 0.25, 0.5, 0.75, 1);
     LT_ASSERT_VALUES(lt_linspace(-1, 1, 1, LT_F32, cpu), 0, -1);
     assert_int_equal(lt_tensor_numel(LT_OK_T(lt_linspace(0, 1, 0, LT_F32, cpu))), 0);

@@ -554,8 +554,10 @@ static void test_masked_fill_errors(void **state)
     lt_tensor *x = AR(LT_I32, 3);
     assert_null(lt_masked_fill(x, LT_T(LT_U8, LT_DIMS(3), 1, 0, 1), 1));
     LT_EXPECT_ERROR(LT_ERR_DTYPE, "masked_fill: mask has dtype u8, expected bool");
-    assert_null(lt_masked_fill(x, LT_T(LT_BOOL, LT_DIMS(2, 3), 1, 0, 1, 0, 1, 0), 1));
-    LT_EXPECT_ERROR(LT_ERR_SHAPE, "masked_fill: mask shape [2, 3] cannot be broadcast to input shape [3]");
+    /* a mask with more dims broadcasts the input (as torch) */
+    lt_tensor *wide = LT_OK_T(lt_masked_fill(x, LT_T(LT_BOOL, LT_DIMS(2, 3), 1, 0, 1, 0, 1, 0), 7));
+    LT_ASSERT_SHAPE(wide, 2, 3);
+    LT_ASSERT_VALUES(wide, 0, 7, 1, 7, 0, 7, 2);
     assert_null(lt_masked_fill(x, LT_T(LT_BOOL, LT_DIMS(2), 1, 0), 1));
     LT_EXPECT_ERROR(LT_ERR_SHAPE, "masked_fill: shapes [3] and [2] are not broadcastable");
     lt_tensor *m = LT_T(LT_BOOL, LT_DIMS(3), 1, 0, 1);

@@ -28,11 +28,12 @@ lt_tensor *lt_round(lt_tensor *t) { return lt_call1(LT_OP_ROUND, t, NULL); }
 lt_tensor *lt_reciprocal(lt_tensor *t) { return lt_call1(LT_OP_RECIPROCAL, t, NULL); }
 lt_tensor *lt_logical_not(lt_tensor *t) { return lt_call1(LT_OP_LOGICAL_NOT, t, NULL); }
 
-/* Attributes of clamp: f0 lo, f1 hi. */
+/* Attributes of clamp: f0 lo, f1 hi. As in torch, lo > hi gives hi
+ * everywhere: min(max(x, lo), hi), so lo is lowered to hi. */
 static lt_attrs clamp_attrs(double lo, double hi)
 {
     lt_attrs a = lt_attrs_init();
-    a.f[0] = lo;
+    a.f[0] = lo > hi ? hi : lo;
     a.f[1] = hi;
     a.nf = 2;
     return a;

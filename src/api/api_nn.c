@@ -5,8 +5,26 @@
  *
  * Defaults for NULL arrays: conv2d stride 1, padding 0, dilation 1; pooling
  * stride = kernel, padding 0. The pooling kernel itself may not be NULL.
+ *
+ * An unbatched input [C, H, W] (torch accepts one) runs as a batch of one:
+ * a size-1 dim is added in front and taken away from the results.
  */
 #include "api/api.h"
+
+/* True for a valid 3-D tensor (an unbatched image). */
+static bool unbatched(lt_tensor *x) { return x && lt_check_tensor("nn", x, 0) == LT_OK && lt_tensor_ndim(x) == 3; }
+
+/* r (and *extra when given) without their leading size-1 dim, handed to
+ * the caller's scope; closes the scope the unbatched call opened. */
+static lt_tensor *rebatch_close(lt_tensor *r, lt_tensor **extra)
+{
+    if (r)
+        r = lt_keep(lt_squeeze(r, 0));
+    if (extra && *extra)
+        *extra = r ? lt_keep(lt_squeeze(*extra, 0)) : NULL;
+    lt_scope_end();
+    return r;
+}
 
 lt_tensor *lt_matmul(lt_tensor *a, lt_tensor *b) { return lt_call2(LT_OP_MATMUL, a, b, NULL); }
 
@@ -20,6 +38,10 @@ static void put_pair(lt_attrs *a, int at, const int64_t *v, int64_t fallback)
 lt_tensor *lt_conv2d(lt_tensor *x, lt_tensor *w, lt_tensor *bias, const int64_t *stride,
                      const int64_t *padding, const int64_t *dilation, int64_t groups)
 {
+    if (unbatched(x)) {
+        lt_scope_begin();
+        return rebatch_close(lt_conv2d(lt_unsqueeze(x, 0), w, bias, stride, padding, dilation, groups), NULL);
+    }
     lt_attrs a = lt_attrs_init();
     put_pair(&a, 0, stride, 1);
     put_pair(&a, 2, padding, 0);
@@ -85,6 +107,10 @@ lt_tensor *lt_max_pool2d(lt_tensor *x, const int64_t *kernel, const int64_t *str
 {
     if (indices)
         *indices = NULL;
+    if (unbatched(x)) {
+        lt_scope_begin();
+        return rebatch_close(lt_max_pool2d(lt_unsqueeze(x, 0), kernel, stride, padding, indices), indices);
+    }
     lt_attrs a = lt_attrs_init();
     if (!pool_attrs("max_pool2d", x, kernel, stride, padding, &a))
         return NULL;
@@ -94,6 +120,10 @@ lt_tensor *lt_max_pool2d(lt_tensor *x, const int64_t *kernel, const int64_t *str
 lt_tensor *lt_avg_pool2d(lt_tensor *x, const int64_t *kernel, const int64_t *stride,
                          const int64_t *padding, bool count_include_pad)
 {
+    if (unbatched(x)) {
+        lt_scope_begin();
+        return rebatch_close(lt_avg_pool2d(lt_unsqueeze(x, 0), kernel, stride, padding, count_include_pad), NULL);
+    }
     lt_attrs a = lt_attrs_init();
     if (!pool_attrs("avg_pool2d", x, kernel, stride, padding, &a))
         return NULL;

@@ -366,10 +366,53 @@ static lt_status check_list(const char *op, lt_tensor *const *ts, int n)
     return LT_OK;
 }
 
+/* torch's legacy rule: a 1-D tensor of size 0 may join a cat of tensors of
+ * any shape; it adds nothing but its dtype. */
+static bool legacy_empty(lt_tensor *t) { return t->ndim == 1 && t->shape[0] == 0; }
+
+/* cat of ts without its legacy empty tensors (when some other is not),
+ * in the dtype of all of them. */
+static lt_tensor *cat_skipping_empties(lt_tensor *const *ts, int n, int dim, bool *done)
+{
+    int keep = 0;
+    for (int i = 0; i < n; i++) {
+        if (lt_check_tensor("cat", ts[i], i) != LT_OK) {
+            *done = true;
+            return NULL;
+        }
+        keep += !legacy_empty(ts[i]);
+    }
+    *done = keep > 0 && keep < n;
+    if (!*done)
+        return NULL;
+    lt_dtype dt = (lt_dtype)ts[0]->dtype;
+    lt_tensor **kept = malloc(sizeof *kept * (size_t)keep);
+    if (!kept)
+        return lt_error(LT_ERR_MEMORY, "cat: out of memory"), NULL;
+    for (int i = 0, k = 0; i < n; i++) {
+        dt = lt_promote_types(dt, (lt_dtype)ts[i]->dtype);
+        if (!legacy_empty(ts[i]))
+            kept[k++] = ts[i];
+    }
+    lt_scope_begin();
+    lt_tensor *r = lt_cat(kept, keep, dim);
+    if (r && lt_tensor_dtype(r) != dt)
+        r = lt_to_dtype(r, dt);
+    if (r)
+        r = lt_keep(r);
+    lt_scope_end();
+    free(kept);
+    return r;
+}
+
 lt_tensor *lt_cat(lt_tensor *const *ts, int n, int dim)
 {
     if (check_list("cat", ts, n) != LT_OK)
         return NULL;
+    bool done;
+    lt_tensor *r = cat_skipping_empties(ts, n, dim, &done);
+    if (done)
+        return r;
     lt_attrs a = lt_attrs_init();
     a.i[0] = dim;
     a.ni = 1;
@@ -512,6 +555,17 @@ lt_tensor *lt_gather(lt_tensor *t, int dim, lt_tensor *index)
     lt_attrs a = lt_attrs_init();
     a.i[0] = dim;
     a.ni = 1;
+    if (lt_check_tensor("gather", t, 0) != LT_OK || lt_check_tensor("gather", index, 2) != LT_OK)
+        return NULL;
+    if (t->ndim == 0 && index->ndim == 1 && (dim == 0 || dim == -1)) {
+        /* torch: a 0-d input acts as one of shape [1] */
+        lt_scope_begin();
+        lt_tensor *r = lt_call2(LT_OP_GATHER, lt_reshape(t, (const int64_t[]){1}, 1), index, &a);
+        if (r)
+            r = lt_keep(r);
+        lt_scope_end();
+        return r;
+    }
     return lt_call2(LT_OP_GATHER, t, index, &a);
 }
 
@@ -539,7 +593,22 @@ lt_tensor *lt_masked_fill(lt_tensor *t, lt_tensor *mask, double value)
     lt_attrs a = lt_attrs_init();
     a.f[0] = value;
     a.nf = 1;
-    return lt_call2(LT_OP_MASKED_FILL, t, mask, &a);
+    if (lt_check_tensor("masked_fill", t, 0) != LT_OK || lt_check_tensor("masked_fill", mask, 1) != LT_OK)
+        return NULL;
+    lt_meta mt = lt_tensor_meta(t), mm = lt_tensor_meta(mask), both;
+    if (lt_broadcast_shapes("masked_fill", &mt, &mm, &both) != LT_OK)
+        return NULL;
+    if (lt_shape_equal(both.shape, both.ndim, mt.shape, mt.ndim))
+        return lt_call2(LT_OP_MASKED_FILL, t, mask, &a);
+    /* a mask broadcasting beyond t: t expanded to the common shape, as
+     * torch's out-of-place masked_fill */
+    lt_scope_begin();
+    lt_tensor *wide = lt_expand(t, both.shape, both.ndim);
+    lt_tensor *r = wide ? lt_call2(LT_OP_MASKED_FILL, wide, mask, &a) : NULL;
+    if (r)
+        r = lt_keep(r);
+    lt_scope_end();
+    return r;
 }
 
 lt_tensor *lt_one_hot(lt_tensor *indices, int64_t num_classes)

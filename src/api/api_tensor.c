@@ -71,10 +71,25 @@ lt_tensor *lt_arange(double start, double end, double step, lt_dtype dt, lt_devi
                         start, end, step), NULL;
     if (step == 0.0)
         return lt_error(LT_ERR_ARGUMENT, "arange: step must be nonzero"), NULL;
-    if ((end - start) / step < 0)
+    /* torch: integer dtypes take start and step truncated toward zero. The
+     * length comes from the truncated bounds for i64, from the given ones
+     * for i32 and u8 (torch's own distinction). */
+    double len = ceil((end - start) / step), bound = end;
+    if (!lt_dtype_is_floating(dt)) {
+        start = trunc(start);
+        step = trunc(step);
+        bound = trunc(end);
+        if (step == 0.0)
+            return lt_error(LT_ERR_ARGUMENT, "arange: step truncates to 0 for dtype %s", lt_dtype_name(dt)),
+                   NULL;
+        if (dt == LT_I64)
+            len = ceil((bound - start) / step);
+    }
+    if ((bound - start) / step < 0)
         return lt_error(LT_ERR_ARGUMENT, "arange: step %g goes away from end (start %g, end %g)", step,
                         start, end), NULL;
-    double len = ceil((end - start) / step);
+    if (len < 0) /* i32/u8: truncated bounds in order, given ones not (torch gives none) */
+        len = 0;
     if (len > 9.0e15)
         return lt_error(LT_ERR_MEMORY, "arange: %g elements is too many", len), NULL;
     int64_t n = (int64_t)len;

@@ -15,6 +15,7 @@ static pthread_once_t formulas_once = PTHREAD_ONCE_INIT;
 static void register_all(void)
 {
     lt_grad_register_elementwise();
+    lt_grad_register_elementwise_ext();
     lt_grad_register_reduce();
     lt_grad_register_shape();
     lt_grad_register_nn();

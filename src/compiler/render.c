@@ -36,6 +36,7 @@
  * the other units' kernels and the entry point.
  */
 #include "compiler/kir.h"
+#include "eager/ewmath.h"
 #include "eager/fastmath.h"
 #include "lazy/lazy.h"
 
@@ -268,6 +269,49 @@ static void form_str(const rctx *c, int form, char *out, size_t cap)
 
 #define X_CAP 1024
 
+/* Float expressions of the trigonometric, hyperbolic and logarithm family
+ * and the activations: libm calls, or ewmath.h's functions (the eager
+ * kernels' own); f is the libm suffix ("f" for float). */
+static bool float_expr_ext(lt_op op, const lt_gnode *n, const char *f, const char *a, const char *b, char *e,
+                           size_t cap)
+{
+    static const struct {
+        lt_op op;
+        const char *fn;
+    } calls[] = {
+        {LT_OP_TAN, "tan"}, {LT_OP_ASIN, "asin"}, {LT_OP_ACOS, "acos"}, {LT_OP_ATAN, "atan"},
+        {LT_OP_SINH, "sinh"}, {LT_OP_COSH, "cosh"}, {LT_OP_ASINH, "asinh"}, {LT_OP_ACOSH, "acosh"},
+        {LT_OP_ATANH, "atanh"}, {LT_OP_LOG2, "log2"}, {LT_OP_LOG10, "log10"}, {LT_OP_EXP2, "exp2"},
+        {LT_OP_TRUNC, "trunc"}, {LT_OP_FRAC, "ltm_frac"}, {LT_OP_MISH, "ltm_mish"},
+        {LT_OP_LOGSIGMOID, "ltm_logsigmoid"}, {LT_OP_SOFTSIGN, "ltm_softsign"},
+        {LT_OP_HARDSIGMOID, "ltm_hardsigmoid"}, {LT_OP_HARDSWISH, "ltm_hardswish"},
+        {LT_OP_GELU_TANH, "ltm_gelu_tanh"}, {LT_OP_ATAN2, "atan2"}, {LT_OP_HYPOT, "hypot"},
+        {LT_OP_COPYSIGN, "copysign"}, {LT_OP_XLOGY, "ltm_xlogy"}, {LT_OP_LOGADDEXP, "ltm_logaddexp"},
+        {LT_OP_FMOD, "fmod"}, {LT_OP_FLOOR_DIVIDE, "ltm_floor_divide"},
+    };
+    for (size_t k = 0; k < sizeof calls / sizeof calls[0]; k++)
+        if (calls[k].op == op) {
+            if (lt_op_infos[op].cls == LT_OPC_BINARY)
+                frag(e, cap, "%s%s(%s, %s)", calls[k].fn, f, a, b);
+            else
+                frag(e, cap, "%s%s(%s)", calls[k].fn, f, a);
+            return true;
+        }
+    /* activations with attributes (f0..f2), cast to the working type by
+     * the call's prototype */
+    char p0[64], p1[64], p2[64];
+    attr_scalar(p0, sizeof p0, n, 0);
+    attr_scalar(p1, sizeof p1, n, 1);
+    attr_scalar(p2, sizeof p2, n, 2);
+    switch (op) {
+    case LT_OP_SOFTPLUS: frag(e, cap, "ltm_softplus%s(%s, %s, %s)", f, a, p0, p1); break;
+    case LT_OP_ELU: frag(e, cap, "ltm_elu%s(%s, %s, %s, %s)", f, a, p0, p1, p2); break;
+    case LT_OP_LEAKY_RELU: frag(e, cap, "ltm_leaky_relu%s(%s, %s)", f, a, p0); break;
+    default: return false;
+    }
+    return true;
+}
+
 /* Float (T = float/double) expression of unary/binary op over a, b. */
 static bool float_expr(lt_op op, const lt_gnode *n, int w, const char *a, const char *b, char *e, size_t cap)
 {
@@ -321,6 +365,35 @@ static bool float_expr(lt_op op, const lt_gnode *n, int w, const char *a, const 
     case LT_OP_MAXIMUM: frag(e, cap, "(%s != %s || %s > %s) ? %s : %s", a, a, a, b, a, b); break;
     case LT_OP_MINIMUM: frag(e, cap, "(%s != %s || %s < %s) ? %s : %s", a, a, a, b, a, b); break;
     case LT_OP_REMAINDER: frag(e, cap, "lt_remainder%s(%s, %s)", f, a, b); break;
+    default: return float_expr_ext(op, n, f, a, b, e, cap);
+    }
+    return true;
+}
+
+/* Integer trunc, bitwise ops and shifts, as the eager loops: computed in
+ * the unsigned type; shifts by the width or more (or by a negative
+ * amount) give 0, or the sign for a right shift. */
+static bool int_expr_bitwise(lt_op op, int w, const char *a, const char *b, char *e, size_t cap)
+{
+    const char *T = vtype(w), *U = w == LT_I32 ? "uint32_t" : w == LT_I64 ? "uint64_t" : "unsigned";
+    int bits = w == LT_I32 ? 32 : w == LT_I64 ? 64 : 8;
+    bool u8 = w == LT_U8;
+    const char *sym = op == LT_OP_BITWISE_AND ? "&" : op == LT_OP_BITWISE_OR ? "|" : "^";
+    switch (op) {
+    case LT_OP_TRUNC: frag(e, cap, "%s", a); break;
+    case LT_OP_BITWISE_NOT: frag(e, cap, "(%s)~(%s)%s", T, U, a); break;
+    case LT_OP_BITWISE_AND: case LT_OP_BITWISE_OR: case LT_OP_BITWISE_XOR:
+        frag(e, cap, "(%s)((%s)%s %s (%s)%s)", T, U, a, sym, U, b);
+        break;
+    case LT_OP_SHIFT_LEFT:
+        frag(e, cap, "(%s)%s >= %d ? (%s)0 : (%s)((%s)%s << (%s)%s)", U, b, bits, T, T, U, a, U, b);
+        break;
+    case LT_OP_SHIFT_RIGHT:
+        if (u8)
+            frag(e, cap, "%s >= 8 ? (uint8_t)0 : (uint8_t)(%s >> %s)", b, a, b);
+        else
+            frag(e, cap, "(%s)%s >= %d ? (%s)(%s < 0 ? -1 : 0) : (%s)(%s >> %s)", U, b, bits, T, a, T, a, b);
+        break;
     default: return false;
     }
     return true;
@@ -398,7 +471,7 @@ static bool int_expr(lt_op op, const lt_gnode *n, int w, const char *a, const ch
         break;
     case LT_OP_MAXIMUM: frag(e, cap, "%s > %s ? %s : %s", a, b, a, b); break;
     case LT_OP_MINIMUM: frag(e, cap, "%s < %s ? %s : %s", a, b, a, b); break;
-    default: return false;
+    default: return int_expr_bitwise(op, w, a, b, e, cap);
     }
     return true;
 }
@@ -410,7 +483,7 @@ static bool bool_expr(lt_op op, const lt_gnode *n, const char *a, const char *b,
     attr_scalar(alpha, sizeof alpha, n, 0);
     bool scaled = n->attrs.nf > 0 && (n->attr_param[0] >= 0 || n->attrs.f[0] != 1.0);
     switch (op) {
-    case LT_OP_ABS: case LT_OP_RELU: case LT_OP_FLOOR: case LT_OP_CEIL: case LT_OP_ROUND:
+    case LT_OP_ABS: case LT_OP_RELU: case LT_OP_FLOOR: case LT_OP_CEIL: case LT_OP_ROUND: case LT_OP_SIGN:
         frag(e, cap, "%s", a);
         break;
     case LT_OP_ADD:
@@ -422,6 +495,10 @@ static bool bool_expr(lt_op op, const lt_gnode *n, const char *a, const char *b,
     case LT_OP_MUL: case LT_OP_MINIMUM: frag(e, cap, "%s & %s", a, b); break;
     case LT_OP_MAXIMUM: frag(e, cap, "%s | %s", a, b); break;
     case LT_OP_POW: frag(e, cap, "%s | !%s", a, b); break;
+    case LT_OP_BITWISE_NOT: frag(e, cap, "!%s", a); break;
+    case LT_OP_BITWISE_AND: frag(e, cap, "%s & %s", a, b); break;
+    case LT_OP_BITWISE_OR: frag(e, cap, "%s | %s", a, b); break;
+    case LT_OP_BITWISE_XOR: frag(e, cap, "%s ^ %s", a, b); break;
     default: return false;
     }
     return true;
@@ -440,6 +517,10 @@ static bool predicate_expr(lt_op op, const char *a, const char *b, char *e, size
     case LT_OP_LOGICAL_AND: frag(e, cap, "(%s != 0) & (%s != 0)", a, b); return true;
     case LT_OP_LOGICAL_OR: frag(e, cap, "(%s != 0) | (%s != 0)", a, b); return true;
     case LT_OP_LOGICAL_NOT: frag(e, cap, "%s == 0", a); return true;
+    /* x - x is 0 exactly for finite x (as the eager loops test) */
+    case LT_OP_ISNAN: frag(e, cap, "%s != %s", a, a); return true;
+    case LT_OP_ISINF: frag(e, cap, "(%s - %s != 0 && %s == %s)", a, a, a, a); return true;
+    case LT_OP_ISFINITE: frag(e, cap, "%s - %s == 0", a, a); return true;
     default: return false;
     }
     frag(e, cap, "%s %s %s", a, rel, b);
@@ -1457,6 +1538,22 @@ static void emit_fastmath(sb *b)
     sb_printf(b, "\n");
 }
 
+/* Writes ewmath.h's formulas (activations, logaddexp, floor_divide ...),
+ * the eager kernels' own, one function per line. */
+static void emit_ewmath(sb *b)
+{
+    static const char text[] = LT_EWMATH_SOURCE;
+    sb_printf(b, "/* activations and compound elementwise formulas (src/eager/ewmath.h) */\n");
+    for (const char *s = text; *s; s++) {
+        if (s[0] == ' ' && strncmp(s + 1, "static inline", 13) == 0) {
+            sb_printf(b, "\n");
+            continue;
+        }
+        sb_printf(b, "%c", *s);
+    }
+    sb_printf(b, "\n");
+}
+
 /* Does kernel j have a function? Calls run eager kernels, and a kernel
  * with no output element is skipped whole (its loops would run no
  * iteration anyway). */
@@ -1779,6 +1876,7 @@ static void emit_unit(rctx *c, const kernel_texts *t, int u, int n, lt_cc_tier t
         sb_printf(b, "/* unit %d of %d (%s)%s */\n", u + 1, n, tier_names[tier], u == n - 1 ? ", with the entry point" : "");
     sb_printf(b, "%s", prelude);
     emit_fastmath(b);
+    emit_ewmath(b);
     for (int j = 0; j < c->p->nk; j++)
         if (t->unit[j] == u && t->end[j] > t->begin[j]) /* only a function's first kernel has its text */
             write_named(b, t->text.s + t->begin[j], t->end[j] - t->begin[j], j);

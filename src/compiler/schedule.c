@@ -80,6 +80,7 @@ bool kir_is_predicate(lt_op op)
     switch (op) {
     case LT_OP_EQ: case LT_OP_NE: case LT_OP_LT: case LT_OP_LE: case LT_OP_GT: case LT_OP_GE:
     case LT_OP_LOGICAL_AND: case LT_OP_LOGICAL_OR: case LT_OP_LOGICAL_NOT:
+    case LT_OP_ISNAN: case LT_OP_ISINF: case LT_OP_ISFINITE:
         return true;
     default:
         return false;
@@ -99,20 +100,33 @@ lt_dtype kir_ew_work(const lt_graph *g, const lt_gnode *n)
 }
 
 /* Mirrors the eager loop table (elementwise.c): which (op, working dtype)
- * pairs have a loop. Integer pow and remainder are left to the eager
- * kernel, which checks their operands first. */
+ * pairs have a loop. Integer pow is left to the eager kernel, and so are
+ * integer remainder, fmod and floor_divide, which check their divisor
+ * first. */
 static bool ew_has_loop(lt_op op, lt_dtype w)
 {
     bool fl = w == LT_F32 || w == LT_F64, in = w == LT_I32 || w == LT_I64 || w == LT_U8, b = w == LT_BOOL;
     switch (op) {
-    case LT_OP_NEG: case LT_OP_SIGN: case LT_OP_CLAMP:
+    case LT_OP_NEG: case LT_OP_CLAMP:
         return fl || in;
-    case LT_OP_ABS: case LT_OP_RELU: case LT_OP_FLOOR: case LT_OP_CEIL: case LT_OP_ROUND:
+    case LT_OP_ABS: case LT_OP_SIGN: case LT_OP_RELU: case LT_OP_FLOOR: case LT_OP_CEIL: case LT_OP_ROUND:
         return fl || in || b;
     case LT_OP_EXP: case LT_OP_LOG: case LT_OP_LOG1P: case LT_OP_EXPM1: case LT_OP_SQRT: case LT_OP_RSQRT:
     case LT_OP_SIN: case LT_OP_COS: case LT_OP_TANH: case LT_OP_SIGMOID: case LT_OP_GELU: case LT_OP_SILU:
     case LT_OP_ERF: case LT_OP_RECIPROCAL: case LT_OP_DIV:
+    case LT_OP_TAN: case LT_OP_ASIN: case LT_OP_ACOS: case LT_OP_ATAN: case LT_OP_SINH: case LT_OP_COSH:
+    case LT_OP_ASINH: case LT_OP_ACOSH: case LT_OP_ATANH: case LT_OP_LOG2: case LT_OP_LOG10: case LT_OP_EXP2:
+    case LT_OP_FRAC: case LT_OP_SOFTPLUS: case LT_OP_MISH: case LT_OP_LOGSIGMOID: case LT_OP_SOFTSIGN:
+    case LT_OP_ELU: case LT_OP_LEAKY_RELU: case LT_OP_HARDSIGMOID: case LT_OP_HARDSWISH: case LT_OP_GELU_TANH:
+    case LT_OP_ATAN2: case LT_OP_HYPOT: case LT_OP_COPYSIGN: case LT_OP_XLOGY: case LT_OP_LOGADDEXP:
+    case LT_OP_FMOD: case LT_OP_FLOOR_DIVIDE: /* integers: like remainder */
         return fl;
+    case LT_OP_TRUNC:
+        return fl || in;
+    case LT_OP_SHIFT_LEFT: case LT_OP_SHIFT_RIGHT:
+        return in;
+    case LT_OP_BITWISE_NOT: case LT_OP_BITWISE_AND: case LT_OP_BITWISE_OR: case LT_OP_BITWISE_XOR:
+        return in || b;
     case LT_OP_ADD: case LT_OP_MUL: case LT_OP_MAXIMUM: case LT_OP_MINIMUM:
         return fl || in || b;
     case LT_OP_SUB:
@@ -199,6 +213,11 @@ static int op_cost(const lt_gnode *n)
     case LT_OP_EXP: case LT_OP_LOG: case LT_OP_LOG1P: case LT_OP_EXPM1: case LT_OP_SIN: case LT_OP_COS:
     case LT_OP_TANH: case LT_OP_SIGMOID: case LT_OP_GELU: case LT_OP_SILU: case LT_OP_ERF: case LT_OP_POW:
     case LT_OP_REMAINDER:
+    case LT_OP_TAN: case LT_OP_ASIN: case LT_OP_ACOS: case LT_OP_ATAN: case LT_OP_SINH: case LT_OP_COSH:
+    case LT_OP_ASINH: case LT_OP_ACOSH: case LT_OP_ATANH: case LT_OP_LOG2: case LT_OP_LOG10: case LT_OP_EXP2:
+    case LT_OP_SOFTPLUS: case LT_OP_MISH: case LT_OP_LOGSIGMOID: case LT_OP_ELU: case LT_OP_GELU_TANH:
+    case LT_OP_ATAN2: case LT_OP_HYPOT: case LT_OP_XLOGY: case LT_OP_LOGADDEXP: case LT_OP_FMOD:
+    case LT_OP_FLOOR_DIVIDE:
         return 4;
     default:
         return lt_op_infos[n->op].cls == LT_OPC_VIEW ? 0 : 1;

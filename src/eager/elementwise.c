@@ -7,8 +7,8 @@
  *     promoted input dtype for comparisons and logical ops. bf16/f16 work in
  *     f32 (their results go through an f32 temporary).
  *  2. Inputs of another dtype are converted to W (cheap for 0-d scalars).
- *  3. Integer remainder and pow check their divisor/exponent first, so an
- *     error leaves the output untouched.
+ *  3. Integer remainder, fmod and floor_divide check their divisor first,
+ *     so an error leaves the output untouched.
  *  4. The strided iterator runs a typed inner loop. Every inner loop has a
  *     dense path (a plain indexed loop that gcc vectorizes), paths for an
  *     input broadcast with stride 0, and a generic strided path.
@@ -21,6 +21,7 @@
  * the same index only.
  */
 #include "eager/eager.h"
+#include "eager/ewmath.h"
 #include "eager/fastmath.h"
 
 #include <math.h>
@@ -36,6 +37,8 @@ typedef struct ew_ctx {
     int64_t lo_i64, hi_i64;
     uint8_t alpha_u8, lo_u8, hi_u8;
     bool alpha_b8;
+    float p_f32[3]; /* attributes of softplus, elu, leaky_relu */
+    double p_f64[3];
 } ew_ctx;
 
 /* ==== per-element functions ============================================== */
@@ -64,6 +67,23 @@ typedef struct ew_ctx {
     {                                                            \
         (void)c;                                                 \
         return x == 0;                                           \
+    }                                                            \
+    /* x - x is 0 exactly for finite x, NaN for inf and NaN (the \
+     * generated code uses the same tests) */                   \
+    static inline bool is_nan_##sfx(T x, const ew_ctx *c)        \
+    {                                                            \
+        (void)c;                                                 \
+        return x != x;                                           \
+    }                                                            \
+    static inline bool is_inf_##sfx(T x, const ew_ctx *c)        \
+    {                                                            \
+        (void)c;                                                 \
+        return x - x != 0 && x == x;                             \
+    }                                                            \
+    static inline bool is_finite_##sfx(T x, const ew_ctx *c)     \
+    {                                                            \
+        (void)c;                                                 \
+        return x - x == 0;                                       \
     }
 
 /* ---- floating point: f32 (libm's *f functions) and f64 ---- */
@@ -96,6 +116,36 @@ typedef struct ew_ctx {
     UNARY(round, sfx, T, M_##sfx(rint)(x)) /* default rounding mode: half to even */      \
     UNARY(reciprocal, sfx, T, (T)1 / x)                                                   \
     UNARY(clamp, sfx, T, CLAMP_EXPR(sfx))                                                 \
+    UNARY(tan, sfx, T, M_##sfx(tan)(x))                                                   \
+    UNARY(asin, sfx, T, M_##sfx(asin)(x))                                                 \
+    UNARY(acos, sfx, T, M_##sfx(acos)(x))                                                 \
+    UNARY(atan, sfx, T, M_##sfx(atan)(x))                                                 \
+    UNARY(sinh, sfx, T, M_##sfx(sinh)(x))                                                 \
+    UNARY(cosh, sfx, T, M_##sfx(cosh)(x))                                                 \
+    UNARY(asinh, sfx, T, M_##sfx(asinh)(x))                                               \
+    UNARY(acosh, sfx, T, M_##sfx(acosh)(x))                                               \
+    UNARY(atanh, sfx, T, M_##sfx(atanh)(x))                                               \
+    UNARY(log2, sfx, T, M_##sfx(log2)(x))                                                 \
+    UNARY(log10, sfx, T, M_##sfx(log10)(x))                                               \
+    UNARY(exp2, sfx, T, M_##sfx(exp2)(x))                                                 \
+    UNARY(trunc, sfx, T, M_##sfx(trunc)(x))                                               \
+    UNARY(frac, sfx, T, M_##sfx(ltm_frac)(x))                                              \
+    UNARY(softplus, sfx, T, M_##sfx(ltm_softplus)(x, c->p_##sfx[0], c->p_##sfx[1]))       \
+    UNARY(mish, sfx, T, M_##sfx(ltm_mish)(x))                                              \
+    UNARY(logsigmoid, sfx, T, M_##sfx(ltm_logsigmoid)(x))                                  \
+    UNARY(softsign, sfx, T, M_##sfx(ltm_softsign)(x))                                      \
+    UNARY(elu, sfx, T, M_##sfx(ltm_elu)(x, c->p_##sfx[0], c->p_##sfx[1], c->p_##sfx[2]))   \
+    UNARY(leaky_relu, sfx, T, M_##sfx(ltm_leaky_relu)(x, c->p_##sfx[0]))                   \
+    UNARY(hardsigmoid, sfx, T, M_##sfx(ltm_hardsigmoid)(x))                                \
+    UNARY(hardswish, sfx, T, M_##sfx(ltm_hardswish)(x))                                    \
+    UNARY(gelu_tanh, sfx, T, M_##sfx(ltm_gelu_tanh)(x))                                    \
+    BINARY(atan2, sfx, T, M_##sfx(atan2)(a, b))                                           \
+    BINARY(hypot, sfx, T, M_##sfx(hypot)(a, b))                                           \
+    BINARY(copysign, sfx, T, M_##sfx(copysign)(a, b))                                     \
+    BINARY(xlogy, sfx, T, M_##sfx(ltm_xlogy)(a, b))                                        \
+    BINARY(logaddexp, sfx, T, M_##sfx(ltm_logaddexp)(a, b))                                \
+    BINARY(fmod, sfx, T, M_##sfx(fmod)(a, b))                                             \
+    BINARY(floor_divide, sfx, T, M_##sfx(ltm_floor_divide)(a, b))                          \
     BINARY(add, sfx, T, a + b)                                                            \
     BINARY(adds, sfx, T, a + c->alpha_##sfx * b)                                          \
     BINARY(sub, sfx, T, a - b)                                                            \
@@ -135,10 +185,32 @@ DEF_FLOAT(f64, double)
     BINARY(mul, sfx, T, (T)((U)a * (U)b))                                            \
     BINARY(maximum, sfx, T, a > b ? a : b)                                           \
     BINARY(minimum, sfx, T, a < b ? a : b)                                           \
-    /* b >= 0: negative exponents are rejected before the loop runs */               \
+    UNARY(trunc, sfx, T, x)                                                          \
+    UNARY(bitwise_not, sfx, T, (T)~(U)x)                                             \
+    BINARY(bitwise_and, sfx, T, (T)((U)a & (U)b))                                    \
+    BINARY(bitwise_or, sfx, T, (T)((U)a | (U)b))                                     \
+    BINARY(bitwise_xor, sfx, T, (T)((U)a ^ (U)b))                                    \
+    /* shifts by >= the width (or < 0) give 0, or the sign for >> (torch) */        \
+    BINARY(shift_left, sfx, T, (U)b >= 8 * sizeof(T) ? 0 : (T)((U)a << (U)b))        \
+    BINARY(shift_right, sfx, T, (U)b >= 8 * sizeof(T) ? (T)(a < 0 ? -1 : 0) : (T)(a >> b)) \
+    /* b != 0 is checked before the loop; b == -1 avoids MIN % -1 (UB) */            \
+    BINARY(fmod, sfx, T, b == 0 || b == -1 ? 0 : a % b)                              \
+    static inline T floor_divide_##sfx(T a, T b, const ew_ctx *c)                    \
+    {                                                                                \
+        (void)c;                                                                     \
+        if (b == 0)                                                                  \
+            return 0;                                                                \
+        if (b == -1)                                                                 \
+            return (T)((U)0 - (U)a); /* MIN / -1 wraps, as in torch */              \
+        T q = a / b;                                                                 \
+        return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;                     \
+    }                                                                                \
+    /* a negative exponent gives 1 / a^-b truncated: 0, or +-1 for a = +-1 */      \
     static inline T pow_##sfx(T a, T b, const ew_ctx *c)                             \
     {                                                                                \
         (void)c;                                                                     \
+        if (b < 0)                                                                   \
+            return a == 1 ? 1 : a == -1 ? ((b & 1) ? -1 : 1) : 0;                    \
         U base = (U)a, result = 1;                                                   \
         for (uint64_t e = b > 0 ? (uint64_t)b : 0; e; e >>= 1) {                     \
             if (e & 1)                                                               \
@@ -181,6 +253,15 @@ BINARY(mul, u8, uint8_t, (uint8_t)(a * b))
 BINARY(maximum, u8, uint8_t, a > b ? a : b)
 BINARY(minimum, u8, uint8_t, a < b ? a : b)
 BINARY(remainder, u8, uint8_t, b == 0 ? 0 : a % b)
+UNARY(trunc, u8, uint8_t, x)
+UNARY(bitwise_not, u8, uint8_t, (uint8_t)~x)
+BINARY(bitwise_and, u8, uint8_t, a & b)
+BINARY(bitwise_or, u8, uint8_t, a | b)
+BINARY(bitwise_xor, u8, uint8_t, a ^ b)
+BINARY(shift_left, u8, uint8_t, b >= 8 ? 0 : (uint8_t)(a << b))
+BINARY(shift_right, u8, uint8_t, b >= 8 ? 0 : a >> b)
+BINARY(fmod, u8, uint8_t, b == 0 ? 0 : a % b)
+BINARY(floor_divide, u8, uint8_t, b == 0 ? 0 : a / b)
 static inline uint8_t pow_u8(uint8_t a, uint8_t b, const ew_ctx *c)
 {
     (void)c;
@@ -196,6 +277,7 @@ DEF_PREDICATES(u8, uint8_t)
 
 /* ---- bool: add is "or", mul is "and" (as in PyTorch) ---- */
 UNARY(abs, b8, bool, x)
+UNARY(sign, b8, bool, x)
 UNARY(relu, b8, bool, x)
 UNARY(floor, b8, bool, x)
 UNARY(ceil, b8, bool, x)
@@ -206,6 +288,10 @@ BINARY(mul, b8, bool, a & b)
 BINARY(pow, b8, bool, a | !b)
 BINARY(maximum, b8, bool, a | b)
 BINARY(minimum, b8, bool, a & b)
+UNARY(bitwise_not, b8, bool, !x)
+BINARY(bitwise_and, b8, bool, a & b)
+BINARY(bitwise_or, b8, bool, a | b)
+BINARY(bitwise_xor, b8, bool, a ^ b)
 DEF_PREDICATES(b8, bool)
 
 /* ==== inner loops ========================================================= */
@@ -308,29 +394,49 @@ DEF_WHERE_LOOP(64)
     X(COS, cos, sfx) X(TANH, tanh, sfx) X(SIGMOID, sigmoid, sfx) X(RELU, relu, sfx)          \
     X(GELU, gelu, sfx) X(SILU, silu, sfx) X(ERF, erf, sfx) X(SIGN, sign, sfx)                \
     X(FLOOR, floor, sfx) X(CEIL, ceil, sfx) X(ROUND, round, sfx)                             \
-    X(RECIPROCAL, reciprocal, sfx) X(CLAMP, clamp, sfx)
+    X(RECIPROCAL, reciprocal, sfx) X(CLAMP, clamp, sfx)                                      \
+    X(TAN, tan, sfx) X(ASIN, asin, sfx) X(ACOS, acos, sfx) X(ATAN, atan, sfx) X(SINH, sinh, sfx) \
+    X(COSH, cosh, sfx) X(ASINH, asinh, sfx) X(ACOSH, acosh, sfx) X(ATANH, atanh, sfx)        \
+    X(LOG2, log2, sfx) X(LOG10, log10, sfx) X(EXP2, exp2, sfx) X(TRUNC, trunc, sfx)          \
+    X(FRAC, frac, sfx) X(SOFTPLUS, softplus, sfx) X(MISH, mish, sfx)                         \
+    X(LOGSIGMOID, logsigmoid, sfx) X(SOFTSIGN, softsign, sfx) X(ELU, elu, sfx)               \
+    X(LEAKY_RELU, leaky_relu, sfx) X(HARDSIGMOID, hardsigmoid, sfx)                          \
+    X(HARDSWISH, hardswish, sfx) X(GELU_TANH, gelu_tanh, sfx)
 #define INT_UNARY_OPS(X, sfx)                                                                \
     X(NEG, neg, sfx) X(ABS, abs, sfx) X(RELU, relu, sfx) X(SIGN, sign, sfx)                  \
-    X(FLOOR, floor, sfx) X(CEIL, ceil, sfx) X(ROUND, round, sfx) X(CLAMP, clamp, sfx)
+    X(FLOOR, floor, sfx) X(CEIL, ceil, sfx) X(ROUND, round, sfx) X(CLAMP, clamp, sfx)        \
+    X(TRUNC, trunc, sfx) X(BITWISE_NOT, bitwise_not, sfx)
 #define BOOL_UNARY_OPS(X, sfx) \
-    X(ABS, abs, sfx) X(RELU, relu, sfx) X(FLOOR, floor, sfx) X(CEIL, ceil, sfx) X(ROUND, round, sfx)
-#define INT_BINARY_OPS(X, sfx)                                                               \
+    X(ABS, abs, sfx) X(RELU, relu, sfx) X(FLOOR, floor, sfx) X(CEIL, ceil, sfx) X(ROUND, round, sfx) \
+    X(BITWISE_NOT, bitwise_not, sfx) X(SIGN, sign, sfx)
+#define COMMON_BINARY_OPS(X, sfx)                                                            \
     X(ADD, add, sfx) X(SUB, sub, sfx) X(MUL, mul, sfx) X(POW, pow, sfx)                      \
     X(MAXIMUM, maximum, sfx) X(MINIMUM, minimum, sfx) X(REMAINDER, remainder, sfx)           \
-    X(ADD_SCALED, adds, sfx) X(SUB_SCALED, subs, sfx)
-#define FLOAT_BINARY_OPS(X, sfx) INT_BINARY_OPS(X, sfx) X(DIV, div, sfx)
+    X(ADD_SCALED, adds, sfx) X(SUB_SCALED, subs, sfx) X(FMOD, fmod, sfx)                     \
+    X(FLOOR_DIVIDE, floor_divide, sfx)
+#define INT_BINARY_OPS(X, sfx)                                                               \
+    COMMON_BINARY_OPS(X, sfx) X(BITWISE_AND, bitwise_and, sfx) X(BITWISE_OR, bitwise_or, sfx) \
+    X(BITWISE_XOR, bitwise_xor, sfx) X(SHIFT_LEFT, shift_left, sfx) X(SHIFT_RIGHT, shift_right, sfx)
+#define FLOAT_BINARY_OPS(X, sfx)                                                             \
+    COMMON_BINARY_OPS(X, sfx) X(DIV, div, sfx) X(ATAN2, atan2, sfx) X(HYPOT, hypot, sfx)     \
+    X(COPYSIGN, copysign, sfx) X(XLOGY, xlogy, sfx) X(LOGADDEXP, logaddexp, sfx)
 #define BOOL_BINARY_OPS(X, sfx)                                                              \
     X(ADD, add, sfx) X(MUL, mul, sfx) X(POW, pow, sfx) X(MAXIMUM, maximum, sfx)              \
-    X(MINIMUM, minimum, sfx) X(ADD_SCALED, adds, sfx)
+    X(MINIMUM, minimum, sfx) X(ADD_SCALED, adds, sfx) X(BITWISE_AND, bitwise_and, sfx)       \
+    X(BITWISE_OR, bitwise_or, sfx) X(BITWISE_XOR, bitwise_xor, sfx)
 /* bool results */
 #define PREDICATE_OPS(X, sfx)                                                               \
     X(EQ, eq, sfx) X(NE, ne, sfx) X(LT, lt, sfx) X(LE, le, sfx) X(GT, gt, sfx) X(GE, ge, sfx) \
     X(LOGICAL_AND, logical_and, sfx) X(LOGICAL_OR, logical_or, sfx)
 
+/* unary, bool results */
+#define TEST_OPS(X, sfx) \
+    X(LOGICAL_NOT, logical_not, sfx) X(ISNAN, is_nan, sfx) X(ISINF, is_inf, sfx) X(ISFINITE, is_finite, sfx)
+
 /* All loops, given a macro per kind: U unary, B binary, P binary with a
  * bool result, N unary with a bool result. */
 #define LOOPS_OF(UNARY_OPS, BINARY_OPS, U, B, P, N, sfx) \
-    UNARY_OPS(U, sfx) BINARY_OPS(B, sfx) PREDICATE_OPS(P, sfx) N(LOGICAL_NOT, logical_not, sfx)
+    UNARY_OPS(U, sfx) BINARY_OPS(B, sfx) PREDICATE_OPS(P, sfx) TEST_OPS(N, sfx)
 #define ALL_LOOPS(U, B, P, N)                                           \
     LOOPS_OF(FLOAT_UNARY_OPS, FLOAT_BINARY_OPS, U, B, P, N, f32)        \
     LOOPS_OF(FLOAT_UNARY_OPS, FLOAT_BINARY_OPS, U, B, P, N, f64)        \
@@ -370,6 +476,7 @@ static bool returns_bool(lt_op op)
     switch (op) {
     case LT_OP_EQ: case LT_OP_NE: case LT_OP_LT: case LT_OP_LE: case LT_OP_GT: case LT_OP_GE:
     case LT_OP_LOGICAL_AND: case LT_OP_LOGICAL_OR: case LT_OP_LOGICAL_NOT:
+    case LT_OP_ISNAN: case LT_OP_ISINF: case LT_OP_ISFINITE:
         return true;
     default:
         return false;
@@ -439,6 +546,11 @@ static void ctx_init(ew_ctx *c, lt_op op, const lt_attrs *a)
     c->lo_i64 = int_bound(lo, true, INT64_MIN, c->hi_i64);
     c->hi_u8 = (uint8_t)int_bound(hi, false, 0, UINT8_MAX);
     c->lo_u8 = (uint8_t)int_bound(lo, true, 0, c->hi_u8);
+    for (int k = 0; k < 3; k++) {
+        double v = k < a->nf ? a->f[k] : 0.0;
+        c->p_f32[k] = (float)v;
+        c->p_f64[k] = v;
+    }
 }
 
 /* ---- operand checks of integer remainder and pow ---- */
@@ -457,8 +569,6 @@ static void ctx_init(ew_ctx *c, lt_op op, const lt_attrs *a)
 DEF_SCAN(zero, i32, int32_t, v == 0)
 DEF_SCAN(zero, i64, int64_t, v == 0)
 DEF_SCAN(zero, u8, uint8_t, v == 0)
-DEF_SCAN(negative, i32, int32_t, v < 0)
-DEF_SCAN(negative, i64, int64_t, v < 0)
 
 /* True when scan finds its condition in some element of t. */
 static bool any_element(lt_tensor *t, lt_loop_fn scan)
@@ -471,25 +581,19 @@ static bool any_element(lt_tensor *t, lt_loop_fn scan)
     return atomic_load(&found);
 }
 
-/* Integer remainder by zero and integer pow to a negative power are errors
- * (checked before anything is written). */
+/* Integer remainder, fmod and floor_divide by zero are errors (checked
+ * before anything is written). */
 static lt_status check_operands(lt_op op, lt_dtype work, lt_tensor *second)
 {
     lt_loop_fn scan = NULL;
-    if (op == LT_OP_REMAINDER)
+    if (op == LT_OP_REMAINDER || op == LT_OP_FMOD || op == LT_OP_FLOOR_DIVIDE)
         scan = work == LT_I32   ? scan_zero_i32
                : work == LT_I64 ? scan_zero_i64
                : work == LT_U8  ? scan_zero_u8
                                 : NULL;
-    if (op == LT_OP_POW)
-        scan = work == LT_I32 ? scan_negative_i32 : work == LT_I64 ? scan_negative_i64 : NULL;
     if (!scan || !any_element(second, scan))
         return LT_OK;
-    if (op == LT_OP_REMAINDER)
-        return lt_error(LT_ERR_ARGUMENT, "remainder: integer division by zero");
-    return lt_error(LT_ERR_ARGUMENT,
-                    "pow: integers to negative integer powers are not allowed (dtype %s exponent has "
-                    "a negative element)", lt_dtype_name(work));
+    return lt_error(LT_ERR_ARGUMENT, "%s: integer division by zero", lt_op_name(op));
 }
 
 /* ---- inputs converted to the working dtype ---- */

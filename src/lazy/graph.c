@@ -46,7 +46,7 @@ bool lt_gnode_may_fail(const lt_gnode *n)
 {
     if (n->kind != LT_NODE_OP || !(lt_op_infos[n->op].flags & LT_OPF_DATAFAIL))
         return false;
-    /* elementwise ones (remainder, pow) fail only on integers */
+    /* elementwise ones (remainder, fmod, floor_divide) fail only on integers */
     return lt_op_infos[n->op].cls != LT_OPC_BINARY || !lt_dtype_is_floating((lt_dtype)n->out[0].dtype);
 }
 
@@ -64,8 +64,7 @@ static int32_t add_scalar_param(lt_gbuild *b, double v)
  * Notes the index check that DATAFAIL node n makes when it runs (the same
  * range check as its eager kernel), so that a step can check the indices
  * before a program that donates buffers. Failures it cannot express as an
- * index range (integer remainder by zero, negative integer powers) mark
- * the graph unchecked.
+ * index range (integer division by zero) mark the graph unchecked.
  */
 static lt_status add_check(lt_gbuild *b, const lt_node *n)
 {

@@ -11,6 +11,11 @@ static bool promotes_int_to_float(lt_op op)
     case LT_OP_EXP: case LT_OP_LOG: case LT_OP_LOG1P: case LT_OP_EXPM1: case LT_OP_SQRT:
     case LT_OP_RSQRT: case LT_OP_SIN: case LT_OP_COS: case LT_OP_TANH: case LT_OP_SIGMOID:
     case LT_OP_GELU: case LT_OP_SILU: case LT_OP_ERF: case LT_OP_RECIPROCAL: case LT_OP_DIV:
+    case LT_OP_TAN: case LT_OP_ASIN: case LT_OP_ACOS: case LT_OP_ATAN: case LT_OP_SINH: case LT_OP_COSH:
+    case LT_OP_ASINH: case LT_OP_ACOSH: case LT_OP_ATANH: case LT_OP_LOG2: case LT_OP_LOG10: case LT_OP_EXP2:
+    case LT_OP_SOFTPLUS: case LT_OP_MISH: case LT_OP_LOGSIGMOID: case LT_OP_SOFTSIGN: case LT_OP_ELU:
+    case LT_OP_LEAKY_RELU: case LT_OP_HARDSIGMOID: case LT_OP_HARDSWISH: case LT_OP_GELU_TANH:
+    case LT_OP_ATAN2: case LT_OP_COPYSIGN: case LT_OP_XLOGY:
         return true;
     default:
         return false;
@@ -22,6 +27,7 @@ static bool returns_bool(lt_op op)
     switch (op) {
     case LT_OP_EQ: case LT_OP_NE: case LT_OP_LT: case LT_OP_LE: case LT_OP_GT: case LT_OP_GE:
     case LT_OP_LOGICAL_AND: case LT_OP_LOGICAL_OR: case LT_OP_LOGICAL_NOT:
+    case LT_OP_ISNAN: case LT_OP_ISINF: case LT_OP_ISFINITE:
         return true;
     default:
         return false;
@@ -32,7 +38,26 @@ static bool returns_bool(lt_op op)
 static bool rejects_bool(lt_op op)
 {
     switch (op) {
-    case LT_OP_NEG: case LT_OP_SUB: case LT_OP_SIGN: case LT_OP_REMAINDER:
+    case LT_OP_NEG: case LT_OP_SUB: case LT_OP_REMAINDER: case LT_OP_FMOD:
+    case LT_OP_FLOOR_DIVIDE: case LT_OP_TRUNC: case LT_OP_SHIFT_LEFT: case LT_OP_SHIFT_RIGHT:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* Ops PyTorch defines for floating inputs only (no promotion of integers). */
+static bool floating_only(lt_op op)
+{
+    return op == LT_OP_FRAC || op == LT_OP_HYPOT || op == LT_OP_LOGADDEXP;
+}
+
+/* Bitwise ops: integer and bool inputs only. */
+static bool integral_only(lt_op op)
+{
+    switch (op) {
+    case LT_OP_BITWISE_NOT: case LT_OP_BITWISE_AND: case LT_OP_BITWISE_OR: case LT_OP_BITWISE_XOR:
+    case LT_OP_SHIFT_LEFT: case LT_OP_SHIFT_RIGHT:
         return true;
     default:
         return false;
@@ -45,6 +70,12 @@ static lt_status elementwise_dtype(lt_op op, lt_dtype promoted, lt_dtype *result
     const char *name = lt_op_name(op);
     if (promoted == LT_BOOL && rejects_bool(op))
         return lt_error(LT_ERR_DTYPE, "%s: bool inputs are not supported (use logical ops)", name);
+    if (floating_only(op) && !lt_dtype_is_floating(promoted))
+        return lt_error(LT_ERR_DTYPE, "%s: inputs of dtype %s are not supported, expected a floating dtype", name,
+                        lt_dtype_name(promoted));
+    if (integral_only(op) && lt_dtype_is_floating(promoted))
+        return lt_error(LT_ERR_DTYPE, "%s: inputs of dtype %s are not supported, expected integer or bool", name,
+                        lt_dtype_name(promoted));
     if (returns_bool(op))
         *result = LT_BOOL;
     else if (promotes_int_to_float(op) && !lt_dtype_is_floating(promoted))

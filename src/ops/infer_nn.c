@@ -123,7 +123,7 @@ static lt_status check_conv_args(const lt_meta *in, int nin, const lt_attrs *a)
     if (nin != 2 && nin != 3)
         return lt_error(LT_ERR_ARGUMENT, "conv2d: %d inputs given, expected 2 (x, w) or 3 (x, w, bias)", nin);
     if (x->ndim != 4)
-        return lt_error(LT_ERR_SHAPE, "conv2d: input x has shape %s, expected 4 dims [N, C, H, W]",
+        return lt_error(LT_ERR_SHAPE, "conv2d: input x has shape %s, expected 4 dims [N, C, H, W] (or 3: [C, H, W])",
                         shape_of(x, sx, sizeof sx));
     if (w->ndim != 4)
         return lt_error(LT_ERR_SHAPE, "conv2d: weight has shape %s, expected 4 dims [O, C/groups, kH, kW]",
@@ -245,8 +245,8 @@ static lt_status infer_pool2d(lt_op op, const lt_meta *in, int nin, const lt_att
     const lt_meta *x = &in[0];
     char sx[160];
     if (x->ndim != 4 || x->shape[1] < 1 || x->shape[2] < 1 || x->shape[3] < 1)
-        return lt_error(LT_ERR_SHAPE, "%s: input has shape %s, expected 4 dims [N, C, H, W] with "
-                        "C, H, W >= 1", name, shape_of(x, sx, sizeof sx));
+        return lt_error(LT_ERR_SHAPE, "%s: input has shape %s, expected 4 dims [N, C, H, W] (or 3: "
+                        "[C, H, W]) with C, H, W >= 1", name, shape_of(x, sx, sizeof sx));
     lt_status st;
     if ((st = check_pair(name, "kernel", &a->i[0], 1)) != LT_OK ||
         (st = check_pair(name, "stride", &a->i[2], 1)) != LT_OK ||
