@@ -416,10 +416,12 @@ static void *load_object(const cc_dir *d, const char *name, char *why, size_t ca
 }
 
 /* Reads and validates an open cached object; loads it if still the file
- * that was validated. */
+ * that was validated. *replaced is set when another process renamed a new
+ * object over it meanwhile (not damage: the caller tries again). */
 static void *validate_and_load(const cc_dir *d, const char *name, int fd, const struct stat *st,
-                               const uint64_t key[2], char *why, size_t cap)
+                               const uint64_t key[2], bool *replaced, char *why, size_t cap)
 {
+    *replaced = false;
     if (st->st_uid != geteuid()) {
         cc_format(why, cap, "not owned by this user");
         return NULL;
@@ -433,6 +435,7 @@ static void *validate_and_load(const cc_dir *d, const char *name, int fd, const 
     }
     struct stat now;
     if (fstatat(d->fd, name, &now, AT_SYMLINK_NOFOLLOW) != 0 || now.st_dev != st->st_dev || now.st_ino != st->st_ino) {
+        *replaced = true;
         cc_format(why, cap, "replaced while being validated");
         return NULL;
     }
@@ -442,27 +445,37 @@ static void *validate_and_load(const cc_dir *d, const char *name, int fd, const 
     return h;
 }
 
+/* Processes that build the same program at once each rename their object
+ * into place: a load that finds its file replaced meanwhile reads the new
+ * one, and never deletes it. */
+#define LOAD_ATTEMPTS 4
+
 void *cc_cache_load(const cc_dir *d, const char *name, const uint64_t key[2], bool *corrupt, char *why, size_t cap)
 {
     *corrupt = false;
-    struct stat st;
-    int fd = open_regular(d->fd, name, MAX_OBJECT_BYTES, &st, O_RDONLY);
-    if (fd < 0 && errno == ENOENT) {
-        cc_format(why, cap, "not in the cache");
-        return NULL;
-    }
-    void *h = NULL;
-    if (fd < 0)
-        cc_format(why, cap, "not a regular file of at most 1 GiB");
-    else
-        h = validate_and_load(d, name, fd, &st, key, why, cap);
-    if (fd >= 0)
-        close(fd);
-    if (!h) {
+    for (int attempt = 0; attempt < LOAD_ATTEMPTS; attempt++) {
+        struct stat st;
+        int fd = open_regular(d->fd, name, MAX_OBJECT_BYTES, &st, O_RDONLY);
+        if (fd < 0 && errno == ENOENT) {
+            cc_format(why, cap, "not in the cache");
+            return NULL;
+        }
+        if (fd < 0) {
+            cc_format(why, cap, "not a regular file of at most 1 GiB");
+        } else {
+            bool replaced;
+            void *h = validate_and_load(d, name, fd, &st, key, &replaced, why, cap);
+            close(fd);
+            if (h)
+                return h;
+            if (replaced)
+                continue;
+        }
         *corrupt = true;
         unlinkat(d->fd, name, 0); /* removes a link itself, never its target */
+        return NULL;
     }
-    return h;
+    return NULL; /* replaced on every attempt: why says so */
 }
 
 bool cc_cache_store(const cc_dir *d, int build_fd, const char *name, const char *final_name, const uint64_t key[2])
