@@ -56,29 +56,7 @@ double lt_now_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }
 
-/*
- * Hot counters are bumped on every traced op with a string literal as the
- * name. The literal's address is remembered with its slot, so that the next
- * call with the same pointer skips the scan of names (a string compare per
- * counter). A hit is confirmed against the slot's name, so a reused address
- * with other contents cannot reach the wrong counter.
- */
-#define NAME_CACHE_SLOTS 64
-
-typedef struct name_cache_entry {
-    const char *name;
-    int index;
-} name_cache_entry;
-
-static name_cache_entry counter_cache[NAME_CACHE_SLOTS];
-
-static name_cache_entry *cache_entry_for(const char *name)
-{
-    uintptr_t h = (uintptr_t)name;
-    return &counter_cache[(h ^ (h >> 7)) % NAME_CACHE_SLOTS];
-}
-
-static counter *scan_counters(const char *name, bool create)
+static counter *find_counter(const char *name, bool create)
 {
     for (int i = 0; i < ncounters; i++)
         if (strcmp(counters[i].name, name) == 0)
@@ -88,20 +66,6 @@ static counter *scan_counters(const char *name, bool create)
     counter *c = &counters[ncounters++];
     snprintf(c->name, sizeof c->name, "%s", name);
     c->value = 0;
-    return c;
-}
-
-static counter *find_counter(const char *name, bool create)
-{
-    name_cache_entry *e = cache_entry_for(name);
-    if (e->name == name && e->index < ncounters && counters[e->index].name[0] == name[0] &&
-        strcmp(counters[e->index].name, name) == 0)
-        return &counters[e->index];
-    counter *c = scan_counters(name, create);
-    if (c) {
-        e->name = name;
-        e->index = (int)(c - counters);
-    }
     return c;
 }
 
@@ -210,7 +174,6 @@ void lt_metrics_reset(void)
 {
     pthread_mutex_lock(&metrics_lock);
     ncounters = 0;
-    memset(counter_cache, 0, sizeof counter_cache);
     for (int i = 0; i < LT_HOT_COUNT; i++)
         atomic_store(&hot_values[i], 0);
     for (int i = 0; i < ntimers; i++)
