@@ -985,7 +985,9 @@ lt_compile_cause lt_lazy_last_compile_kind(void);
  *  "CompileCause<Cause>" (see lt_lazy_last_compile_cause);
  *  with the cpu backend also "Kernels"
  *  (of the last compiled program), "KernelFunctions" (the functions its
- *  kernels share), "KernelCalls", "ProgramBytes" (its
+ *  kernels share), "KernelCalls", "FusedGemmUpdates" (its matmuls
+ *  that accumulate straight into an update such as w - lr * grad, with no
+ *  product buffer and no pointwise pass), "ProgramBytes" (its
  *  generated C), "TranslationUnits", "ColdUnits", "DiskCacheHit",
  *  "DiskCacheMiss", "DiskCacheCorrupt", "DiskCacheEvicted", "CompileErrors";
  *  with the tiered backend also "BackgroundCompiles" (native programs

@@ -110,6 +110,7 @@ static cpu_exe *cpu_prepare(const lt_graph *g)
     lt_metric_set("Kernels", e->plan.nk);
     lt_metric_set("KernelFunctions", functions);
     lt_metric_set("KernelCalls", e->plan.ncalls);
+    lt_metric_set("FusedGemmUpdates", e->plan.nfused_gemm);
     lt_metric_set("ProgramBytes", (int64_t)e->len);
     lt_metric_set("TranslationUnits", e->nunits);
     int cold = 0, warm = 0;
@@ -225,6 +226,19 @@ static lt_tensor *scalar_handle(double v)
     return t;
 }
 
+/* A matmul fused with its update (fuse_gemm.c): out = acc + alpha * (in[0]
+ * @ in[1]). The start value is copied unless out took acc's buffer. */
+static lt_status run_fused_update(exec_ctx *x, const kir_call *c, lt_tensor *const *in, lt_tensor *out)
+{
+    const void *acc = x->ptr[c->acc_buf];
+    if (acc != x->ptr[c->out[0]])
+        memcpy(x->ptr[c->out[0]], acc, x->exe->plan.b[c->out[0]].nbytes);
+    double alpha = c->alpha;
+    if (c->alpha_slot >= 0)
+        alpha = c->alpha_negated ? -x->args->scalars[c->alpha_slot] : x->args->scalars[c->alpha_slot];
+    return lt_eager_matmul_acc(in[0], in[1], out, alpha);
+}
+
 /* The runtime table's call: runs the eager kernel of call `id`. */
 static int rt_call(void *ctx, int id)
 {
@@ -257,7 +271,9 @@ static int rt_call(void *ctx, int id)
         if (!out[o])
             st = lt_last_status();
     }
-    if (st == LT_OK)
+    if (st == LT_OK && c->acc_buf >= 0)
+        st = run_fused_update(x, c, in, out[0]);
+    else if (st == LT_OK)
         st = lt_eager_run((lt_op)n->op, in, c->nin, &a, n->out, out, lt_device_cpu());
     if (st != LT_OK)
         x->args->failed_node = (uint32_t)c->node; /* named in the barrier's message */

@@ -154,6 +154,13 @@ typedef struct kir_call {
     kir_arg *in;
     int nout;
     int32_t out[LT_MAX_OUTPUTS];
+    /* A 2-D matmul fused with the update that was its only consumer
+     * (fuse_gemm.c): out[0] = acc + alpha * (in[0] @ in[1]), run as one
+     * accumulating gemm; acc_buf is -1 for a plain call. */
+    int32_t acc_buf;
+    int32_t alpha_slot; /* parameter slot of alpha, -1 when baked */
+    double alpha;       /* the baked alpha (its sign included) */
+    bool alpha_negated; /* alpha is minus the parameter (a subtraction) */
 } kir_call;
 
 typedef struct kir_plan {
@@ -174,6 +181,7 @@ typedef struct kir_plan {
     int nouts;            /* OUT buffers */
     int64_t ws_size;      /* workspace bytes */
     int npointwise, nrow; /* kernel counts by kind */
+    int nfused_gemm;      /* matmuls fused with their update (fuse_gemm.c) */
 } kir_plan;
 
 #define KIR_VALUE(node, out) ((uint32_t)(node) * LT_MAX_OUTPUTS + (uint32_t)(out))
@@ -193,6 +201,18 @@ lt_dtype kir_ew_work(const lt_graph *g, const lt_gnode *n);
 bool kir_ew_supported(const lt_graph *g, const lt_gnode *n);
 /* Reduced-dim mask of a reduction node (dims normalized). */
 void kir_reduce_mask(const lt_gnode *n, const lt_meta *in, bool *mask);
+
+/* Removes kernel j from the plan (its buffers keep their indices; kernel
+ * numbers after j shift down by one). */
+void kir_remove_kernel(kir_plan *p, int j);
+
+/* ---- fuse_gemm.c --------------------------------------------------------- */
+
+/* Folds each update x + alpha * (a @ b) (or x - alpha * ...) whose matmul
+ * feeds nothing else into the matmul's call: one accumulating gemm writes
+ * the update's output, with no product buffer and no pointwise pass.
+ * Returns the number of updates fused. */
+int kir_fuse_gemm_updates(kir_plan *p);
 
 /* ---- memplan.c ----------------------------------------------------------- */
 

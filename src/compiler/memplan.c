@@ -11,7 +11,8 @@
  * byte size when, if the caller allows it at run time (lt_exec_args
  * .donatable), nothing reads the leaf afterwards: the leaf's last reader
  * is an earlier kernel, or the output's own pointwise kernel reading it
- * only at the element it writes (same offset form, same element size).
+ * only at the element it writes (same offset form, same element size), or
+ * a fused gemm update (fuse_gemm.c) starting from it.
  * Leaves handed out as a root's result are never donated.
  */
 #include "compiler/kir.h"
@@ -36,6 +37,7 @@ static void compute_liveness(kir_plan *p)
             for (int a = 0; a < c->nin; a++)
                 if (!c->in[a].scalar)
                     note_read(p, c->in[a].buf, j);
+            note_read(p, c->acc_buf, j);
             continue;
         }
         for (int i = 0; i < k->nins; i++)
@@ -172,14 +174,17 @@ static void plan_donation(kir_plan *p)
             continue;
         const kir_kernel *k = &p->k[out->def];
         const kir_inst *s = k->kind == KK_POINTWISE ? store_of(k, o) : NULL;
-        if (!s)
+        int acc = k->kind == KK_CALL ? p->calls[k->call].acc_buf : -1;
+        if (!s && acc < 0)
             continue;
         for (int l = 0; l < p->nb; l++) {
             const kir_buf *leaf = &p->b[l];
             if (leaf->kind != KB_LEAF || leaf->aliased || taken[l] || leaf->nbytes != out->nbytes ||
                 leaf->last > out->def)
                 continue;
-            if (leaf->last == out->def && !reads_in_place(p, k, l, s))
+            /* read by the output's own kernel: only where it writes (a fused
+             * gemm update reads its start value and no operand from it) */
+            if (leaf->last == out->def && (s ? !reads_in_place(p, k, l, s) : l != acc))
                 continue;
             out->donor = leaf->slot;
             taken[l] = true;

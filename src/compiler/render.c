@@ -45,7 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define KIR_VERSION "lazytensor-cpu-8"
+#define KIR_VERSION "lazytensor-cpu-9"
 /* A parallel kernel's outermost loop is cut into chunks of about this many
  * element operations (at most 64 chunks; src/core/pool.h) */
 #define PAR_CHUNK_WORK 8192
@@ -1717,6 +1717,9 @@ static void emit_entry(rctx *c, const kernel_texts *t)
         sb_printf(b, ") -> ");
         for (int o = 0; o < call->nout; o++)
             sb_printf(b, "%sB[%d]", o ? ", " : "", call->out[o]);
+        if (call->acc_buf >= 0) /* fuse_gemm.c */
+            sb_printf(b, " accumulating onto B[%d] (alpha %s)", call->acc_buf,
+                      call->alpha_slot >= 0 ? (call->alpha_negated ? "-S" : "S") : "baked");
         sb_printf(b, ", eager kernel */\n");
         sb_printf(b, "    if ((status = rt->call(rt->ctx, %d)) != 0)\n        return status;\n", k->call);
     }

@@ -254,6 +254,20 @@ static void kernel_free(kir_kernel *k)
     free(k->cse);
 }
 
+void kir_remove_kernel(kir_plan *p, int j)
+{
+    kernel_free(&p->k[j]);
+    memmove(p->k + j, p->k + j + 1, sizeof *p->k * (size_t)(p->nk - j - 1));
+    p->nk--;
+    for (int b = 0; b < p->nb; b++)
+        if (p->b[b].def > j)
+            p->b[b].def--;
+    uint32_t nvalues = p->g->nnodes * LT_MAX_OUTPUTS;
+    for (uint32_t v = 0; v < nvalues; v++)
+        if (p->vkernel[v] > j)
+            p->vkernel[v]--;
+}
+
 /* Drops kernels, buffers and calls (the schedule is rebuilt). */
 static void plan_clear(kir_plan *p)
 {
@@ -1083,6 +1097,8 @@ static int place_call(kir_plan *p, uint32_t node)
     kir_call *call = &p->calls[p->ncalls];
     memset(call, 0, sizeof *call);
     call->node = node;
+    call->acc_buf = -1;
+    call->alpha_slot = -1;
     call->in = calloc(n->nin + 1, sizeof *call->in);
     if (!call->in)
         return EV_ERROR;
@@ -1312,6 +1328,7 @@ lt_status kir_schedule(kir_plan *p, const lt_graph *g)
         }
         for (int k = 0; k < p->nk; k++)
             coalesce_kernel(&p->k[k]);
+        p->nfused_gemm = kir_fuse_gemm_updates(p);
         st = assign_roots(p);
         if (st == LT_OK) {
             for (int k = 0; k < p->nk; k++) {

@@ -96,6 +96,11 @@ void lt_eager_fill(lt_tensor *dst, double value);
  * with one more reference, when it already is contiguous with dtype dt).
  * The caller owns the result (lt_tensor_unref). */
 lt_tensor *lt_eager_as_contiguous(lt_tensor *src, lt_dtype dt, const char *op);
+/* out += alpha * (a @ b) for 2-D a [m, k] and b [k, n] of any layout and a
+ * contiguous f32/f64 out [m, n] (matmul.c): the compiler's matmul fused
+ * with the update that consumes it (an optimizer step w - lr * grad).
+ * Operands of another dtype or layout are copied first. */
+lt_status lt_eager_matmul_acc(lt_tensor *a, lt_tensor *b, lt_tensor *out, double alpha);
 /* Reads element i (row-major logical index) of t as a double. Slow; for
  * printing and tests. */
 double lt_eager_get(const lt_tensor *t, int64_t i);

@@ -35,23 +35,24 @@
 typedef struct gemm_job {
     lt_dtype dt;
     bool ta, tb, by_rows, accumulate;
+    double alpha;
     int64_t m, n, k, lda, ldb, ldc;
     const char *a, *b;
     char *c;
 } gemm_job;
 
-/* C = op(A) op(B), or C += op(A) op(B) when accumulate. */
-static void gemm_call(lt_dtype dt, bool trans_a, bool trans_b, bool accumulate, int64_t m, int64_t n, int64_t k,
-                      const void *a, int64_t lda, const void *b, int64_t ldb, void *c, int64_t ldc)
+/* C = alpha op(A) op(B), or C += alpha op(A) op(B) when accumulate. */
+static void gemm_call(lt_dtype dt, bool trans_a, bool trans_b, bool accumulate, double alpha, int64_t m, int64_t n,
+                      int64_t k, const void *a, int64_t lda, const void *b, int64_t ldb, void *c, int64_t ldc)
 {
     enum CBLAS_TRANSPOSE ta = trans_a ? CblasTrans : CblasNoTrans;
     enum CBLAS_TRANSPOSE tb = trans_b ? CblasTrans : CblasNoTrans;
     double beta = accumulate ? 1.0 : 0.0;
     if (dt == LT_F64)
-        cblas_dgemm(CblasRowMajor, ta, tb, (blasint)m, (blasint)n, (blasint)k, 1.0, (const double *)a,
+        cblas_dgemm(CblasRowMajor, ta, tb, (blasint)m, (blasint)n, (blasint)k, alpha, (const double *)a,
                     (blasint)lda, (const double *)b, (blasint)ldb, beta, (double *)c, (blasint)ldc);
     else
-        cblas_sgemm(CblasRowMajor, ta, tb, (blasint)m, (blasint)n, (blasint)k, 1.0f, (const float *)a,
+        cblas_sgemm(CblasRowMajor, ta, tb, (blasint)m, (blasint)n, (blasint)k, (float)alpha, (const float *)a,
                     (blasint)lda, (const float *)b, (blasint)ldb, (float)beta, (float *)c, (blasint)ldc);
 }
 
@@ -63,11 +64,11 @@ static void gemm_block(void *ctx, int64_t r0, int64_t r1, int64_t chunk)
     size_t es = lt_dtype_size(g->dt);
     if (g->by_rows) {
         const char *a = g->a + (size_t)(g->ta ? r0 : r0 * g->lda) * es;
-        gemm_call(g->dt, g->ta, g->tb, g->accumulate, r1 - r0, g->n, g->k, a, g->lda, g->b, g->ldb,
+        gemm_call(g->dt, g->ta, g->tb, g->accumulate, g->alpha, r1 - r0, g->n, g->k, a, g->lda, g->b, g->ldb,
                   g->c + (size_t)(r0 * g->ldc) * es, g->ldc);
     } else {
         const char *b = g->b + (size_t)(g->tb ? r0 * g->ldb : r0) * es;
-        gemm_call(g->dt, g->ta, g->tb, g->accumulate, g->m, r1 - r0, g->k, g->a, g->lda, b, g->ldb,
+        gemm_call(g->dt, g->ta, g->tb, g->accumulate, g->alpha, g->m, r1 - r0, g->k, g->a, g->lda, b, g->ldb,
                   g->c + (size_t)r0 * es, g->ldc);
     }
 }
@@ -85,9 +86,10 @@ static void blas_single_threaded(void)
     pthread_once(&once, set_blas_single_threaded);
 }
 
-/* C = op(A) op(B), or C += op(A) op(B) when accumulate, on the pool. */
-static void blas_gemm(lt_dtype dt, bool trans_a, bool trans_b, bool accumulate, int64_t m, int64_t n, int64_t k,
-                      const void *a, int64_t lda, const void *b, int64_t ldb, void *c, int64_t ldc)
+/* C = alpha op(A) op(B), or C += alpha op(A) op(B) when accumulate, on the
+ * pool. */
+static void blas_gemm(lt_dtype dt, bool trans_a, bool trans_b, bool accumulate, double alpha, int64_t m, int64_t n,
+                      int64_t k, const void *a, int64_t lda, const void *b, int64_t ldb, void *c, int64_t ldc)
 {
     blas_single_threaded();
     double work = (double)m * (double)n * (double)(k > 0 ? k : 1); /* double: cannot overflow */
@@ -95,11 +97,11 @@ static void blas_gemm(lt_dtype dt, bool trans_a, bool trans_b, bool accumulate, 
      * BLAS rounds differently for different block shapes, and results must
      * be the same bits with any number of threads. */
     if (work < 2.0 * GEMM_SPLIT_WORK) {
-        gemm_call(dt, trans_a, trans_b, accumulate, m, n, k, a, lda, b, ldb, c, ldc);
+        gemm_call(dt, trans_a, trans_b, accumulate, alpha, m, n, k, a, lda, b, ldb, c, ldc);
         return;
     }
     /* Split the longer side, in blocks that keep BLAS' micro-kernels whole. */
-    gemm_job g = {dt, trans_a, trans_b, m >= n, accumulate, m, n, k, lda, ldb, ldc, a, b, c};
+    gemm_job g = {dt, trans_a, trans_b, m >= n, accumulate, alpha, m, n, k, lda, ldb, ldc, a, b, c};
     int64_t side = g.by_rows ? m : n;
     double per_line = work / (double)side;
     int64_t grain = (int64_t)((double)GEMM_SPLIT_WORK / per_line);
@@ -111,13 +113,13 @@ static void blas_gemm(lt_dtype dt, bool trans_a, bool trans_b, bool accumulate, 
 void lt_blas_gemm(lt_dtype dt, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const void *a,
                   int64_t lda, const void *b, int64_t ldb, void *c, int64_t ldc)
 {
-    blas_gemm(dt, trans_a, trans_b, false, m, n, k, a, lda, b, ldb, c, ldc);
+    blas_gemm(dt, trans_a, trans_b, false, 1.0, m, n, k, a, lda, b, ldb, c, ldc);
 }
 
 void lt_blas_gemm_acc(lt_dtype dt, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const void *a,
                       int64_t lda, const void *b, int64_t ldb, void *c, int64_t ldc)
 {
-    blas_gemm(dt, trans_a, trans_b, true, m, n, k, a, lda, b, ldb, c, ldc);
+    blas_gemm(dt, trans_a, trans_b, true, 1.0, m, n, k, a, lda, b, ldb, c, ldc);
 }
 
 /* One operand seen as a batch of matrices. Strides are in elements. */
@@ -411,5 +413,50 @@ lt_status lt_eager_matmul(lt_op op, lt_tensor *const *in, int nin, const lt_attr
             lt_eager_copy(y, c);
         lt_tensor_unref(c);
     }
+    return st;
+}
+
+/* ---- fused update: out += alpha * (a @ b) -------------------------------- */
+
+/* Makes *t usable as a BLAS operand of dtype dt: a contiguous copy when its
+ * dtype or layout does not fit (the reference held is replaced). */
+static lt_status blas_operand(lt_tensor **t, lt_dtype dt, mat_view *v, const batch_shape *bs, bool is_a)
+{
+    *v = view_of(*t, is_a, bs);
+    if ((lt_dtype)(*t)->dtype == dt && choose_layout(v))
+        return LT_OK;
+    lt_status st = make_contiguous(t, dt);
+    if (st != LT_OK)
+        return st;
+    *v = view_of(*t, is_a, bs);
+    choose_layout(v);
+    return LT_OK;
+}
+
+lt_status lt_eager_matmul_acc(lt_tensor *a, lt_tensor *b, lt_tensor *out, double alpha)
+{
+    lt_dtype dt = (lt_dtype)out->dtype;
+    bool shapes_fit = a->ndim == 2 && b->ndim == 2 && out->ndim == 2 && a->shape[1] == b->shape[0] &&
+                      out->shape[0] == a->shape[0] && out->shape[1] == b->shape[1];
+    if (!shapes_fit || (dt != LT_F32 && dt != LT_F64) || !lt_tensor_contiguous(out))
+        return lt_error(LT_ERR_SHAPE, "matmul (fused update): expected 2-D operands [m, k] x [k, n] into a "
+                                      "contiguous f32/f64 [m, n] output");
+    int64_t m = out->shape[0], n = out->shape[1], k = a->shape[1];
+    if (m == 0 || n == 0 || k == 0)
+        return LT_OK; /* out += alpha * 0 */
+    if (!lt_blas_fits(m) || !lt_blas_fits(n) || !lt_blas_fits(k))
+        return lt_error(LT_ERR_UNSUPPORTED, "matmul (fused update): %lld x %lld x %lld is too large for BLAS",
+                        (long long)m, (long long)k, (long long)n);
+    batch_shape bs = {.ndim = 0, .count = 1};
+    mat_view A, B;
+    atomic_fetch_add(&a->refcount, 1);
+    atomic_fetch_add(&b->refcount, 1);
+    lt_status st = blas_operand(&a, dt, &A, &bs, true);
+    if (st == LT_OK)
+        st = blas_operand(&b, dt, &B, &bs, false);
+    if (st == LT_OK)
+        blas_gemm(dt, A.trans, B.trans, true, alpha, m, n, k, A.base, A.ld, B.base, B.ld, lt_tensor_ptr(out), n);
+    lt_tensor_unref(a);
+    lt_tensor_unref(b);
     return st;
 }
