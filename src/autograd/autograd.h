@@ -77,6 +77,7 @@ void lt_grad_register_elementwise_ext(void);
 void lt_grad_register_reduce(void);
 void lt_grad_register_shape(void);
 void lt_grad_register_nn(void);
+void lt_grad_register_collective(void);
 
 /* Moves tensors ts[0..n) (and their gradients) to dev in place, keeping
  * their handles: all of them or, on error, none (move.c). op names the
