@@ -1502,6 +1502,72 @@ lt_status lt_dataset_shuffle(const lt_dataset *d, uint64_t seed, int64_t *perm);
  */
 int64_t lt_dataset_batch(const lt_dataset *d, const int64_t *perm, int64_t index, int64_t batch, double mean,
                          double std, lt_device dev, lt_tensor **images, lt_tensor **labels);
+/**
+ * This rank's part of global batch `index` of a data-parallel run: the
+ * global batch holds the samples that batch `index` of size batch * world
+ * would hold in one process, and rank r (0 <= r < world) gets its r-th
+ * block of `batch` samples. Every rank must pass the same perm (from
+ * lt_dataset_shuffle with the same seed). The order is padded to a multiple
+ * of world by repeating its first samples, so every rank gets the same
+ * number of batches and the last partial global batch is split in equal
+ * parts (smaller than batch). Returns this rank's batch size (0 past the
+ * end, -1 on error); images and labels as lt_dataset_batch.
+ */
+int64_t lt_dataset_shard_batch(const lt_dataset *d, const int64_t *perm, int64_t index, int64_t batch, int rank,
+                               int world, double mean, double std, lt_device dev, lt_tensor **images,
+                               lt_tensor **labels);
+
+/* ========================================================================= */
+/* Data-parallel training                                                     */
+/* ========================================================================= */
+
+/*
+ * Data-parallel training: every rank holds the whole model, trains on its
+ * own part of each batch (lt_dataset_shard_batch) and averages the
+ * gradients with the other ranks before each optimizer step, so all ranks
+ * keep identical parameters. Launch with `mpirun -np N program`; with one
+ * process the same code trains alone. Typical step:
+ *
+ *     lt_dp *dp = lt_dp_new(model, 0);        // after building the model
+ *     ...
+ *     loss = lt_cross_entropy(lt_module_forward(model, x), y, 0);
+ *     lt_backward(loss, NULL);
+ *     lt_dp_sync_grads(dp);                   // average over ranks
+ *     lt_optim_step(opt);
+ *
+ * Only rank 0 should log and write checkpoints (lt_dist_rank() == 0).
+ */
+typedef struct lt_dp lt_dp;
+
+/** Default bucket size: 25 MiB of gradients per all-reduce. */
+#define LT_DP_DEFAULT_BUCKET_BYTES ((size_t)25 << 20)
+/** The bucket size lt_dp_new uses for 0: LT_DP_BUCKET_MB (MiB) from the
+ *  environment, else LT_DP_DEFAULT_BUCKET_BYTES. */
+size_t lt_dp_default_bucket_bytes(void);
+/**
+ * Starts data-parallel training of m's parameters (collective: every rank
+ * calls it). Checks that every rank built the same model (the names,
+ * dtypes and shapes of its parameters; a difference is LT_ERR_DIST naming
+ * the rank), then copies rank 0's parameter values to every rank. The
+ * gradients are averaged in buckets of at most bucket_bytes (0: the
+ * default): runs of parameters of one dtype, last parameter first (the
+ * order backward produces them), each packed into one buffer and reduced
+ * by one all-reduce. Keeps a reference on each parameter.
+ */
+lt_dp *lt_dp_new(lt_module *m, size_t bucket_bytes);
+/**
+ * Replaces every parameter's gradient by its mean over all ranks
+ * (collective; call it after lt_backward and before lt_optim_step). A
+ * parameter without a gradient counts as zeros and gets the mean. Traced
+ * into the step program on the lazy device.
+ */
+lt_status lt_dp_sync_grads(lt_dp *dp);
+/** The number of buckets (all-reduces per lt_dp_sync_grads). */
+int lt_dp_num_buckets(const lt_dp *dp);
+/** Bytes of gradients all-reduced per lt_dp_sync_grads. */
+int64_t lt_dp_bytes_per_sync(const lt_dp *dp);
+/** Frees dp (NULL-safe); the parameters stay with their module. */
+void lt_dp_free(lt_dp *dp);
 
 /* ========================================================================= */
 /* Memory and threads                                                         */
