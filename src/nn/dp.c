@@ -208,6 +208,8 @@ lt_status lt_dp_sync_grads(lt_dp *dp)
 {
     if (!dp)
         return lt_error(LT_ERR_NULL, "dp_sync_grads: the lt_dp is NULL");
+    if (lt_dist_world_size() == 1)
+        return LT_OK; /* the mean over one rank */
     lt_status st = LT_OK;
     lt_no_grad_begin();
     for (int i = 0; i < dp->nbuckets && st == LT_OK; i++) {
