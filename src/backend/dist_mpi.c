@@ -230,15 +230,27 @@ static lt_status wait_all(MPI_Request *reqs, bool *done, int n, const char *who,
     return LT_OK;
 }
 
+/* The other ranks, as "1" or "one of ranks 1, 2, 3". */
+static void other_ranks(char *buf, size_t cap)
+{
+    int n = snprintf(buf, cap, "%s", table.size > 2 ? "one of ranks " : "rank ");
+    for (int r = 0, k = 0; r < table.size && n < (int)cap - 16; r++)
+        if (r != table.rank)
+            n += snprintf(buf + n, cap - (size_t)n, "%s%d", k++ ? ", " : "", r);
+}
+
 static lt_status wait_one(MPI_Request *req, const char *who, const char *what)
 {
     bool done = false;
     lt_status st = wait_all(req, &done, 1, who, what);
-    if (st != LT_OK && lt_last_status() == LT_ERR_DIST && broken && !done)
+    if (st != LT_OK && lt_last_status() == LT_ERR_DIST && broken && !done) {
+        char others[128];
+        other_ranks(others, sizeof others);
         return lt_error(LT_ERR_DIST,
                         "%s: rank %d: the %s did not complete within %g s (LT_DIST_TIMEOUT): every rank had "
-                        "started it, so a rank was lost or stopped during the transfer",
-                        who, table.rank, what, timeout_s);
+                        "started it, so %s stopped or was lost during the transfer",
+                        who, table.rank, what, timeout_s, others);
+    }
     return st;
 }
 
@@ -291,9 +303,9 @@ static lt_status report_silent(const char *who, const bool *done, int size)
         if (r != table.rank && !done[2 * r])
             n += snprintf(ranks + n, sizeof ranks - (size_t)n, "%s%d", n ? ", " : "", r);
     return lt_error(LT_ERR_DIST,
-                    "%s: rank %d: no answer from rank %s within %g s (LT_DIST_TIMEOUT): the rank was lost (it "
-                    "died or stopped) or never calls this collective",
-                    who, table.rank, ranks, timeout_s);
+                    "%s: rank %d: no answer from rank %s within %g s (LT_DIST_TIMEOUT): rank %s stopped or was "
+                    "lost, or never calls this collective",
+                    who, table.rank, ranks, timeout_s, ranks);
 }
 
 /* Exchanges c's signature with every other rank and checks they agree:

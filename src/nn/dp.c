@@ -82,9 +82,10 @@ static lt_status check_same_model(lt_tensor *const *params, const char *const *n
     for (int r = 1; st == LT_OK && r < world; r++)
         if (memcmp(&all[3 * r], all, sizeof *all * 3) != 0)
             st = lt_error(LT_ERR_DIST,
-                          "dp_new: rank %d's model differs from rank 0's: %lld parameters of %lld elements "
-                          "(signature %016llx) against %lld parameters of %lld elements (%016llx); every rank "
-                          "must build the same model",
+                          "dp_new: rank %d's model differs from rank 0's: rank %d has %lld parameters of %lld "
+                          "elements (signature %016llx), rank 0 has %lld parameters of %lld elements (%016llx); "
+                          "every rank must build the same model",
+                          r,
                           r, (long long)all[3 * r], (long long)all[3 * r + 1], (unsigned long long)all[3 * r + 2],
                           (long long)all[0], (long long)all[1], (unsigned long long)all[2]);
     free(all);
