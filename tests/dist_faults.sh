@@ -51,11 +51,11 @@ $1"; shift; done
 TRAIN_ARGS="--model mlp --device cpu --epochs 1 --batch-size 32 --quiet"
 
 signal_wrapper KILL
-expect_failure "rank 1 killed" 40 "process rank 1" "signal 9" -- \
+expect_failure "rank 1 killed" 60 "process rank 1" "signal 9" -- \
     $RUN -np 2 "$WRAP" "$TRAIN" $TRAIN_ARGS
 
 signal_wrapper STOP
-expect_failure "rank 1 stopped" 40 "rank 0: step" "within 5 s (LT_DIST_TIMEOUT)" "rank 1 stopped or was lost" -- \
+expect_failure "rank 1 stopped" 60 "lazytensor-train: rank 0: " "within 5 s (LT_DIST_TIMEOUT)" "rank 1 stopped or was lost" -- \
     $RUN -np 2 "$WRAP" "$TRAIN" $TRAIN_ARGS
 
 expect_failure "different models" 40 "rank 0: dp_new: rank 1's model differs from rank 0's" \
