@@ -1562,6 +1562,24 @@ lt_dp *lt_dp_new(lt_module *m, size_t bucket_bytes);
  * into the step program on the lazy device.
  */
 lt_status lt_dp_sync_grads(lt_dp *dp);
+/**
+ * Overlap of communication with backward (on by default in a world of more
+ * than one rank; cpu device). While lt_backward runs, a bucket whose
+ * gradients are all final has its all-reduce started at once
+ * (non-blocking), so it proceeds during the rest of backward;
+ * lt_dp_sync_grads then only waits for what is left. Needs one lt_backward
+ * per lt_dp_sync_grads (a second one is reported by lt_dp_sync_grads):
+ * turn it off to accumulate gradients over several passes. On the lazy
+ * device the all-reduces are traced into the step program instead (no
+ * overlap). One lt_dp at a time has it (the last one turned on).
+ */
+lt_status lt_dp_set_overlap(lt_dp *dp, bool on);
+/**
+ * Totals over the all-reduces started during backward: *comm_s from each
+ * start to its end, *hidden_s the part of it that ran while the program
+ * was not waiting for it (overlapped). 0 when none started.
+ */
+void lt_dp_overlap_stats(const lt_dp *dp, double *comm_s, double *hidden_s);
 /** The number of buckets (all-reduces per lt_dp_sync_grads). */
 int lt_dp_num_buckets(const lt_dp *dp);
 /** Bytes of gradients all-reduced per lt_dp_sync_grads. */

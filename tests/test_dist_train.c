@@ -130,6 +130,11 @@ static void equivalence(bool cnn, const char *device)
     printf("rank %d: %s on %s, %d ranks x batch %d vs 1 x %d: max relative difference %.2e\n", R,
            cnn ? "cnn" : "mlp", device, W, BATCH, BATCH * W, worst);
     assert_true(worst <= 1e-5);
+    /* on cpu the buckets' all-reduces start during backward (overlap) */
+    double comm = -1, hidden = -1;
+    lt_dp_overlap_stats(dp, &comm, &hidden);
+    bool overlapped = W > 1 && !strcmp(device, "cpu");
+    assert_true(overlapped ? comm > 0 && hidden >= 0 && hidden <= comm : comm == 0);
     lt_dp_free(dp);
     lt_module_free(ref);
     lt_module_free(par);
@@ -162,6 +167,35 @@ static void test_shards(void **state)
     lt_clear_error();
 }
 
+/* With overlap on, a second backward before the sync is refused (its
+ * buckets were already sent); with it off, gradients accumulate. */
+static void test_two_backwards(void **state)
+{
+    (void)state;
+    lt_module *m = build(false, 32, lt_device_cpu());
+    lt_dp *dp = lt_dp_new(m, 0);
+    assert_non_null(dp);
+    for (int round = 0; round < 2; round++) {
+        assert_int_equal(lt_dp_set_overlap(dp, round == 1), LT_OK);
+        for (int pass = 0; pass < 2; pass++) {
+            lt_tensor *x, *y;
+            assert_int_equal(lt_dataset_batch(&data, NULL, R, 8, 0.5, 0.25, lt_device_cpu(), &x, &y), 8);
+            assert_int_equal(lt_backward(lt_cross_entropy(lt_module_forward(m, x), y, 0.0), NULL), LT_OK);
+        }
+        lt_status st = lt_dp_sync_grads(dp);
+        if (round == 1 && W > 1) {
+            assert_int_equal(st, LT_ERR_STATE);
+            assert_non_null(strstr(lt_last_error(), "a second lt_backward before lt_dp_sync_grads"));
+            lt_clear_error();
+        } else {
+            assert_int_equal(st, LT_OK);
+        }
+        assert_int_equal(lt_module_zero_grad(m), LT_OK);
+    }
+    lt_dp_free(dp);
+    lt_module_free(m);
+}
+
 /* Rank 1 builds a wider model: lt_dp_new refuses on every rank. */
 static void test_different_model(void **state)
 {
@@ -184,7 +218,8 @@ int main(void)
     make_data();
     const struct CMUnitTest tests[] = {
         LT_TEST(test_shards),   LT_TEST(test_mlp_cpu),  LT_TEST(test_mlp_lazy),
-        LT_TEST(test_cnn_cpu),  LT_TEST(test_cnn_lazy), LT_TEST(test_different_model),
+        LT_TEST(test_cnn_cpu),  LT_TEST(test_cnn_lazy), LT_TEST(test_two_backwards),
+        LT_TEST(test_different_model),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     free(data.images);

@@ -437,8 +437,18 @@ static void print_summary(const trainer *t, double *step_ms, int64_t total, doub
     printf("  data-parallel: %d ranks, %d bucket%s, %.2f MB all-reduced per step (%lld collectives in all)\n",
            t->world, lt_dp_num_buckets(t->dp), lt_dp_num_buckets(t->dp) > 1 ? "s" : "",
            (double)lt_dp_bytes_per_sync(t->dp) / 1e6, (long long)comm->calls);
-    printf("  communication: %.2f ms per step (%.1f%% of the median step; waiting for other ranks included)\n",
+    printf("  communication: %.2f ms per step waited for (%.1f%% of the median step; waiting for other ranks "
+           "included)\n",
            comm_ms, median(step_ms, total) > 0 ? 100 * comm_ms / median(step_ms, total) : 0);
+    double span = 0, hidden = 0;
+    lt_dp_overlap_stats(t->dp, &span, &hidden);
+    if (span > 0)
+        printf("  overlap: %.1f%% of all-reduce time hidden behind backward (%.2f of %.2f ms per step)\n",
+               100 * hidden / span, hidden * 1e3 / (double)total, span * 1e3 / (double)total);
+    else
+        printf("  overlap: none (%s)\n", strcmp(t->o.device, "lazy") ? "no bucket was ready before the end of backward"
+                                                                   : "the lazy device runs the all-reduces in the "
+                                                                     "step program, after backward");
 }
 
 static int train(trainer *t)

@@ -75,7 +75,8 @@ struct lt_dist_request {
     lt_dist_call call;
     void *buf;
     int64_t bytes;
-    double started;
+    double started, finished_at;
+    bool finished;
 };
 
 static double now_s(void)
@@ -502,17 +503,41 @@ static lt_status mpi_all_reduce_start(const lt_dist_call *c, void *buf, lt_dist_
     return LT_OK;
 }
 
-static lt_status mpi_wait(lt_dist_request *r)
+static lt_status mpi_test(lt_dist_request *r, bool *done)
 {
+    *done = true;
+    if (!r || r->finished)
+        return LT_OK;
+    int flag = 0;
+    pthread_mutex_lock(&lock);
+    int rc = M.Test(&r->req, &flag, MPI_STATUS_IGNORE);
+    pthread_mutex_unlock(&lock);
+    if (rc != MPI_SUCCESS)
+        return mpi_error(r->call.who, "all-reduce", rc);
+    if (flag)
+        r->finished = true, r->finished_at = now_s();
+    *done = r->finished;
+    return LT_OK;
+}
+
+static lt_status mpi_wait(lt_dist_request *r, double *span_s, double *blocked_s)
+{
+    *span_s = *blocked_s = 0;
     if (!r)
         return LT_OK;
     double t0 = now_s();
-    pthread_mutex_lock(&lock);
-    lt_status st = wait_one(&r->req, r->call.who, "all-reduce");
-    pthread_mutex_unlock(&lock);
+    lt_status st = LT_OK;
+    if (!r->finished) {
+        pthread_mutex_lock(&lock);
+        st = wait_one(&r->req, r->call.who, "all-reduce");
+        pthread_mutex_unlock(&lock);
+        r->finished_at = now_s();
+        *blocked_s = r->finished_at - t0;
+    }
+    *span_s = r->finished_at - r->started;
     if (st == LT_OK && r->call.arg == LT_DIST_MEAN)
         divide(r->buf, r->call.numel, r->call.dtype, table.size);
-    lt_dist_account(r->bytes, now_s() - t0);
+    lt_dist_account(r->bytes, *blocked_s);
     free(r);
     return st;
 }
@@ -572,6 +597,7 @@ lt_status lt_dist_mpi_open(const lt_dist_rt **out)
         .reduce_scatter = mpi_reduce_scatter,
         .barrier = mpi_barrier,
         .all_reduce_start = mpi_all_reduce_start,
+        .test = mpi_test,
         .wait = mpi_wait,
         .finalize = mpi_finalize,
     };

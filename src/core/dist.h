@@ -56,8 +56,11 @@ typedef struct lt_dist_rt {
     /* Non-blocking all_reduce of buf in place: *req is waited with wait.
      * Agreement is checked when it starts. */
     lt_status (*all_reduce_start)(const lt_dist_call *c, void *buf, lt_dist_request **req);
-    /* Waits for req and frees it (also on error). */
-    lt_status (*wait)(lt_dist_request *req);
+    /* Moves req forward without blocking; *done once it has finished. */
+    lt_status (*test)(lt_dist_request *req, bool *done);
+    /* Waits for req and frees it (also on error). *span_s: from its start
+     * to its end; *blocked_s: the part of it spent blocked here. */
+    lt_status (*wait)(lt_dist_request *req, double *span_s, double *blocked_s);
     /* Ends the distributed run (checks that every rank ends too). */
     lt_status (*finalize)(void);
 } lt_dist_rt;

@@ -11,10 +11,20 @@
  * one all-reduce and copies the averages back, so a model of many small
  * parameters costs a few large messages rather than many small ones. On the
  * lazy device all of it is traced into the step program.
+ *
+ * Overlap (cpu device): the dp installs autograd's grad-ready hook, so a
+ * bucket whose last gradient backward has just finalized is packed and its
+ * all-reduce started at once (non-blocking, lt_dist_rt.all_reduce_start)
+ * while backward goes on; each later grad-ready event moves the started
+ * all-reduces forward (lt_dist_rt.test). lt_dp_sync_grads then waits for
+ * them, copies the averages back and reduces the buckets that did not
+ * start (say, a parameter that got no gradient) the blocking way.
  */
 #include "autograd/autograd.h"
+#include "core/dist.h"
 #include "nn/nn_internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,6 +34,9 @@ typedef struct dp_bucket {
     int first, count; /* into lt_dp.order */
     int64_t numel;
     lt_dtype dtype;
+    int ready;              /* gradients finalized in this backward */
+    lt_tensor *flat;        /* started: the packed gradients being reduced */
+    lt_dist_request *req;
 } dp_bucket;
 
 struct lt_dp {
@@ -34,6 +47,11 @@ struct lt_dp {
     int nbuckets;
     int64_t bytes_per_sync;
     size_t bucket_bytes;
+    int *bucket_of;         /* per parameter: its bucket */
+    bool overlap;
+    lt_status failed;       /* an error in the grad-ready hook, reported by sync */
+    char message[512];
+    double span_s, blocked_s; /* started all-reduces: start to end, and waited for */
 };
 
 size_t lt_dp_default_bucket_bytes(void)
@@ -118,6 +136,9 @@ static lt_status plan_buckets(lt_dp *dp)
     for (int k = 0; k < dp->nparams; k++)
         dp->order[k] = dp->nparams - 1 - k;
     dp_bucket *b = NULL;
+    dp->bucket_of = malloc(sizeof *dp->bucket_of * (size_t)dp->nparams);
+    if (!dp->bucket_of)
+        return lt_error(LT_ERR_MEMORY, "dp_new: out of memory");
     for (int k = 0; k < dp->nparams; k++) {
         lt_tensor *p = dp->params[dp->order[k]];
         lt_dtype dt = lt_tensor_dtype(p);
@@ -128,14 +149,17 @@ static lt_status plan_buckets(lt_dp *dp)
                     (size_t)(b->numel + n) * es <= dp->bucket_bytes;
         if (!fits) {
             b = &dp->buckets[dp->nbuckets++];
-            *b = (dp_bucket){k, 0, 0, dt};
+            *b = (dp_bucket){.first = k, .dtype = dt};
         }
         b->count++;
         b->numel += n;
+        dp->bucket_of[dp->order[k]] = (int)(b - dp->buckets);
         dp->bytes_per_sync += n * (int64_t)es;
     }
     return LT_OK;
 }
+
+static void grad_ready(lt_tensor *leaf, void *ctx);
 
 lt_dp *lt_dp_new(lt_module *m, size_t bucket_bytes)
 {
@@ -167,6 +191,8 @@ lt_dp *lt_dp_new(lt_module *m, size_t bucket_bytes)
         lt_dp_free(dp);
         return NULL;
     }
+    if (lt_dist_world_size() > 1)
+        lt_dp_set_overlap(dp, true);
     return dp;
 }
 
@@ -205,23 +231,148 @@ static lt_status unpack(lt_dp *dp, const dp_bucket *b, lt_tensor *avg)
     return LT_OK;
 }
 
+/* ---- overlap --------------------------------------------------------------- */
+
+static void hook_failed(lt_dp *dp, lt_status st)
+{
+    if (dp->failed != LT_OK)
+        return;
+    dp->failed = st;
+    snprintf(dp->message, sizeof dp->message, "%s", lt_last_error());
+}
+
+/* Packs bucket b (all its gradients are final) and starts its all-reduce. */
+static void start_bucket(lt_dp *dp, dp_bucket *b)
+{
+    lt_scope_begin();
+    lt_tensor *flat = pack(dp, b);
+    flat = flat ? lt_contiguous(flat) : NULL;
+    if (flat) {
+        b->flat = lt_retain(flat);
+        int64_t n = b->numel;
+        lt_dist_call c = {.who = "dp_sync_grads", .kind = LT_DIST_ALL_REDUCE, .dtype = b->dtype, .numel = n,
+                          .ndim = 1, .shape = &n, .arg = LT_DIST_MEAN};
+        lt_status st = lt_dist_rt_get()->all_reduce_start(&c, lt_tensor_data(b->flat), &b->req);
+        if (st != LT_OK)
+            hook_failed(dp, st);
+    } else {
+        hook_failed(dp, lt_last_status());
+    }
+    lt_scope_end();
+}
+
+/* Moves the started all-reduces forward (MPI progresses inside its calls). */
+static void progress(lt_dp *dp)
+{
+    for (int i = 0; i < dp->nbuckets && dp->failed == LT_OK; i++) {
+        bool done = true;
+        if (dp->buckets[i].req && lt_dist_rt_get()->test(dp->buckets[i].req, &done) != LT_OK)
+            hook_failed(dp, lt_last_status());
+    }
+}
+
+static void grad_ready(lt_tensor *leaf, void *ctx)
+{
+    lt_dp *dp = ctx;
+    if (!dp->overlap || dp->failed != LT_OK || lt_tensor_device(leaf).kind != LT_DEVICE_CPU)
+        return; /* the lazy device traces the all-reduces into the step instead */
+    int k = 0;
+    while (k < dp->nparams && dp->params[k] != leaf)
+        k++;
+    if (k == dp->nparams)
+        return;
+    dp_bucket *b = &dp->buckets[dp->bucket_of[k]];
+    if (++b->ready > b->count) {
+        lt_error(LT_ERR_STATE, "dp_sync_grads: a second lt_backward before lt_dp_sync_grads while overlap is on "
+                               "(to accumulate gradients over several backward passes, call "
+                               "lt_dp_set_overlap(dp, false))");
+        hook_failed(dp, LT_ERR_STATE);
+        return;
+    }
+    if (b->ready == b->count)
+        start_bucket(dp, b);
+    progress(dp);
+}
+
+lt_status lt_dp_set_overlap(lt_dp *dp, bool on)
+{
+    if (!dp)
+        return lt_error(LT_ERR_NULL, "dp_set_overlap: the lt_dp is NULL");
+    dp->overlap = on;
+    lt_ag_set_grad_ready_hook(on ? grad_ready : NULL, on ? dp : NULL);
+    return LT_OK;
+}
+
+/* ---- the step's gradient averaging ------------------------------------------ */
+
+/* Waits for a started bucket and writes its averages back. */
+static lt_status finish_bucket(lt_dp *dp, dp_bucket *b)
+{
+    double span = 0, blocked = 0;
+    lt_status st = lt_dist_rt_get()->wait(b->req, &span, &blocked);
+    b->req = NULL;
+    dp->span_s += span;
+    dp->blocked_s += blocked;
+    if (st == LT_OK)
+        st = unpack(dp, b, b->flat);
+    return st;
+}
+
+static lt_status reduce_bucket(lt_dp *dp, dp_bucket *b)
+{
+    lt_tensor *flat = pack(dp, b);
+    lt_tensor *avg = flat ? lt_all_reduce(flat, LT_REDUCE_MEAN) : NULL;
+    return avg ? unpack(dp, b, avg) : lt_last_status();
+}
+
+static void reset_buckets(lt_dp *dp)
+{
+    for (int i = 0; i < dp->nbuckets; i++) {
+        dp_bucket *b = &dp->buckets[i];
+        if (b->req) { /* after an error: the request still needs its wait */
+            double span, blocked;
+            lt_dist_rt_get()->wait(b->req, &span, &blocked);
+            b->req = NULL;
+        }
+        if (b->flat)
+            lt_release(b->flat);
+        b->flat = NULL;
+        b->ready = 0;
+    }
+}
+
 lt_status lt_dp_sync_grads(lt_dp *dp)
 {
     if (!dp)
         return lt_error(LT_ERR_NULL, "dp_sync_grads: the lt_dp is NULL");
     if (lt_dist_world_size() == 1)
         return LT_OK; /* the mean over one rank */
-    lt_status st = LT_OK;
+    lt_status st = dp->failed;
+    if (st != LT_OK)
+        lt_error(st, "%s", dp->message);
     lt_no_grad_begin();
+    for (int i = 0; i < dp->nbuckets && st == LT_OK; i++) { /* started ones first, in bucket order */
+        lt_scope_begin();
+        if (dp->buckets[i].flat)
+            st = finish_bucket(dp, &dp->buckets[i]);
+        lt_scope_end();
+    }
     for (int i = 0; i < dp->nbuckets && st == LT_OK; i++) {
         lt_scope_begin();
-        lt_tensor *flat = pack(dp, &dp->buckets[i]);
-        lt_tensor *avg = flat ? lt_all_reduce(flat, LT_REDUCE_MEAN) : NULL;
-        st = avg ? unpack(dp, &dp->buckets[i], avg) : lt_last_status();
+        if (!dp->buckets[i].flat)
+            st = reduce_bucket(dp, &dp->buckets[i]);
         lt_scope_end();
     }
     lt_no_grad_end();
+    reset_buckets(dp);
+    dp->failed = LT_OK;
     return st;
+}
+
+void lt_dp_overlap_stats(const lt_dp *dp, double *comm_s, double *hidden_s)
+{
+    *comm_s = dp ? dp->span_s : 0;
+    *hidden_s = dp ? dp->span_s - dp->blocked_s : 0;
 }
 
 int lt_dp_num_buckets(const lt_dp *dp) { return dp ? dp->nbuckets : 0; }
@@ -232,9 +383,13 @@ void lt_dp_free(lt_dp *dp)
 {
     if (!dp)
         return;
+    if (dp->overlap)
+        lt_dp_set_overlap(dp, false);
+    reset_buckets(dp);
     for (int k = 0; k < dp->nparams; k++)
         lt_release(dp->params[k]);
     free(dp->params);
+    free(dp->bucket_of);
     free(dp->order);
     free(dp->buckets);
     free(dp);
