@@ -428,8 +428,9 @@ static void print_summary(const trainer *t, double *step_ms, int64_t total, doub
            (long long)lt_metrics_counter("DonatedBuffers"));
     printf("  peak buffer memory: %.1f MB, OS allocations: %lld\n", (double)ms.peak_bytes / 1e6,
            (long long)ms.os_allocs);
-    double samples = (double)total * (double)t->o.batch * t->world;
-    printf("  throughput: %.0f samples/s (%d rank%s x batch %lld)\n", train_s > 0 ? samples / train_s : 0, t->world,
+    double samples = (double)total * (double)t->o.batch * t->world, med = median(step_ms, total);
+    printf("  throughput: %.0f samples/s at the median step, %.0f over all steps (%d rank%s x batch %lld)\n",
+           med > 0 ? (double)t->o.batch * t->world * 1e3 / med : 0, train_s > 0 ? samples / train_s : 0, t->world,
            t->world > 1 ? "s" : "", (long long)t->o.batch);
     if (!t->dp)
         return;

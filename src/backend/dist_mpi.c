@@ -485,9 +485,9 @@ static lt_status mpi_all_reduce_start(const lt_dist_call *c, void *buf, lt_dist_
     r->call.ndim = 0;
     r->buf = buf;
     r->bytes = bytes;
-    r->started = now_s();
     pthread_mutex_lock(&lock);
     lt_status st = agree(c);
+    r->started = now_s(); /* after the ranks met: waiting for a late rank is not transfer time */
     if (st == LT_OK) {
         int rc = M.Iallreduce(MPI_IN_PLACE, buf, (int)c->numel, mpi_type(c->dtype), mpi_op(c->dtype, c->arg),
                               M.world, &r->req);
