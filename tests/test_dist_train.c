@@ -77,12 +77,16 @@ static void train(lt_module *m, lt_dp *dp, lt_device dev)
 {
     lt_optimizer *o = sgd(m);
     assert_non_null(o);
-    int64_t perm[COUNT];
+    int64_t perm[COUNT], compiled = 0;
     for (int s = 0; s < STEPS; s++) {
         if (s % 7 == 0)
             assert_int_equal(lt_dataset_shuffle(&data, 99 + (uint64_t)(s / 7), perm), LT_OK);
         step(m, o, dp, perm, s % 7, dev);
+        if (s == 7) /* a full and a partial batch seen: the step programs exist */
+            compiled = lt_metrics_counter("UncachedCompile");
     }
+    /* the step programs, collectives included, are reused from then on */
+    assert_int_equal(lt_metrics_counter("UncachedCompile"), compiled);
     lt_optim_free(o);
 }
 
