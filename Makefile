@@ -4,11 +4,13 @@
 BUILD ?= build
 ASAN_BUILD ?= build-asan
 JOBS ?= $(shell nproc)
-# Build: compiler, CMake, OpenBLAS (pthreads build), cmocka, zlib. Data: the
+# Build: compiler, CMake, OpenBLAS (pthreads build), cmocka, zlib, Open MPI
+# (distributed runs and their tests, with mpirun). Data: the
 # Fashion-MNIST package. Tests also read a checkpoint back with PyTorch. The
 # Python front end (python/) builds against python3-dev; its pytest suite
 # compares with torch and numpy, and so does tests/torch_diff (every op).
-PACKAGES = cmake gcc make pkg-config libopenblas-pthread-dev libcmocka-dev zlib1g-dev dataset-fashion-mnist
+PACKAGES = cmake gcc make pkg-config libopenblas-pthread-dev libcmocka-dev zlib1g-dev dataset-fashion-mnist \
+  libopenmpi-dev openmpi-bin
 TEST_PACKAGES = python3-torch python3-dev python3-numpy python3-pytest
 
 .PHONY: all deps deps-test install-packages build install build-asan test test-fast test-asan bench bench-compile bench-peers demo fuzz fuzz-build clean

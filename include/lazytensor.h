@@ -90,7 +90,8 @@ typedef enum lt_status {
     LT_ERR_RELEASED,    /**< a tensor was used after its release */
     LT_ERR_STATE,       /**< API misuse (e.g. scope_end without begin) */
     LT_ERR_UNSUPPORTED, /**< valid request this build cannot perform */
-    LT_ERR_IO           /**< file or stream failure */
+    LT_ERR_IO,          /**< file or stream failure */
+    LT_ERR_DIST         /**< a collective failed: ranks disagree, a rank was lost or timed out */
 } lt_status;
 
 /** Message of the last error on this thread ("" if none). Never NULL. */
@@ -1095,6 +1096,99 @@ void lt_no_grad_scope_begin(void);
 lt_status lt_no_grad_scope_end(void);
 
 /* ========================================================================= */
+/* Distributed: ranks and collectives (Open MPI)                              */
+/* ========================================================================= */
+
+/*
+ * A program started by `mpirun -np N prog ...` runs as N processes (ranks)
+ * that train one model together; mpirun alone sets everything up (rank,
+ * world size and local rank come from its environment). Started without a
+ * launcher, the world has one rank, no MPI is loaded or initialized, and
+ * every collective is a cheap identity (a copy), so one program serves
+ * both cases without a branch.
+ *
+ * Collectives are ops: on cpu they run at once; on the lazy device they are
+ * traced, hashed and compiled like any op and run inside the step program
+ * at the barrier. Every rank must make the same collective calls in the
+ * same order, with the same dtype and shape (and root or reduction): before
+ * each call the ranks exchange its signature, and a disagreement is an
+ * LT_ERR_DIST error on every rank naming both calls and ranks. A rank that
+ * does not answer within LT_DIST_TIMEOUT seconds (default 120) is reported
+ * by rank number (LT_ERR_DIST), never a hang; after that the run cannot go
+ * on. A step program that holds a collective does not donate buffers (a
+ * collective can fail on a peer; the barrier stays a transaction).
+ * Every dtype is accepted; bf16 and f16 are reduced in f32.
+ */
+typedef enum lt_reduce_op {
+    LT_REDUCE_SUM = 0,  /**< sum over ranks (bool: logical or) */
+    LT_REDUCE_MEAN = 1, /**< sum divided by the world size (floating dtypes only) */
+    LT_REDUCE_MAX = 2   /**< largest value over ranks (bool: logical or); not differentiable */
+} lt_reduce_op;
+
+/**
+ * Starts the distributed run: under a launcher (Open MPI's mpirun, or a
+ * PMIx launcher) loads Open MPI (libmpi.so.40, or LT_MPI_LIBRARY) and
+ * initializes it; without one, does nothing. Idempotent; collectives call
+ * it themselves. An exit handler calls lt_dist_finalize if the program does
+ * not. LT_ERR_UNSUPPORTED if the launcher is there but Open MPI is not.
+ */
+lt_status lt_dist_init(void);
+/**
+ * Ends the distributed run; every rank must call it (or exit normally).
+ * A rank still calling collectives while another ends is reported on both
+ * (LT_ERR_DIST: the ranks ran different numbers of steps). Later
+ * collectives fail with LT_ERR_STATE. Idempotent.
+ */
+lt_status lt_dist_finalize(void);
+/** This process's rank, 0..world_size-1 (0 without a launcher). */
+int lt_dist_rank(void);
+/** The number of ranks (1 without a launcher). */
+int lt_dist_world_size(void);
+/** The rank among the ranks on this machine (OMPI_COMM_WORLD_LOCAL_RANK). */
+int lt_dist_local_rank(void);
+/** "mpi" once Open MPI is in use, else "single". */
+const char *lt_dist_backend(void);
+
+/** Communication totals of this process since it started. */
+typedef struct lt_dist_stats {
+    int64_t bytes;   /**< bytes handed to collectives (input size; all_gather: output) */
+    int64_t calls;   /**< collectives run */
+    double seconds;  /**< time spent inside them (waiting for peers included) */
+} lt_dist_stats;
+void lt_dist_stats_get(lt_dist_stats *s);
+
+/**
+ * The reduction of t over all ranks, on every rank: same shape and dtype.
+ * MEAN needs a floating dtype. Gradient: SUM -> all_reduce(SUM) of the
+ * gradient, MEAN -> all_reduce(MEAN); MAX has none (backward fails).
+ */
+lt_tensor *lt_all_reduce(lt_tensor *t, lt_reduce_op op);
+/** In place: t (which may be a view) receives the reduction. Returns t. */
+lt_tensor *lt_all_reduce_(lt_tensor *t, lt_reduce_op op);
+/**
+ * Root's t on every rank (root in 0..world_size-1; every rank passes the
+ * same shape and dtype). Gradient: the sum of every rank's gradient, on the
+ * root; zero elsewhere.
+ */
+lt_tensor *lt_broadcast(lt_tensor *t, int root);
+/** In place: t receives root's values. Returns t. */
+lt_tensor *lt_broadcast_(lt_tensor *t, int root);
+/**
+ * Every rank's t stacked along dim 0 in rank order: [world * d0, ...] (a
+ * 0-d t gives [world]). Gradient: reduce_scatter(SUM) of the gradient.
+ */
+lt_tensor *lt_all_gather(lt_tensor *t);
+/**
+ * The reduction over ranks of t, split in world_size blocks along dim 0;
+ * rank r receives block r: [d0 / world, ...]. d0 must be divisible by the
+ * world size. Gradient: all_gather of the gradient (MEAN: divided by the
+ * world size); MAX has none.
+ */
+lt_tensor *lt_reduce_scatter(lt_tensor *t, lt_reduce_op op);
+/** Waits until every rank has called it (with the same timeout). */
+lt_status lt_barrier_all(void);
+
+/* ========================================================================= */
 /* nn: layers, losses, optimizers, schedules                                  */
 /* ========================================================================= */
 
@@ -1410,6 +1504,90 @@ lt_status lt_dataset_shuffle(const lt_dataset *d, uint64_t seed, int64_t *perm);
  */
 int64_t lt_dataset_batch(const lt_dataset *d, const int64_t *perm, int64_t index, int64_t batch, double mean,
                          double std, lt_device dev, lt_tensor **images, lt_tensor **labels);
+/**
+ * This rank's part of global batch `index` of a data-parallel run: the
+ * global batch holds the samples that batch `index` of size batch * world
+ * would hold in one process, and rank r (0 <= r < world) gets its r-th
+ * block of `batch` samples. Every rank must pass the same perm (from
+ * lt_dataset_shuffle with the same seed). The order is padded to a multiple
+ * of world by repeating its first samples, so every rank gets the same
+ * number of batches and the last partial global batch is split in equal
+ * parts (smaller than batch). Returns this rank's batch size (0 past the
+ * end, -1 on error); images and labels as lt_dataset_batch.
+ */
+int64_t lt_dataset_shard_batch(const lt_dataset *d, const int64_t *perm, int64_t index, int64_t batch, int rank,
+                               int world, double mean, double std, lt_device dev, lt_tensor **images,
+                               lt_tensor **labels);
+
+/* ========================================================================= */
+/* Data-parallel training                                                     */
+/* ========================================================================= */
+
+/*
+ * Data-parallel training: every rank holds the whole model, trains on its
+ * own part of each batch (lt_dataset_shard_batch) and averages the
+ * gradients with the other ranks before each optimizer step, so all ranks
+ * keep identical parameters. Launch with `mpirun -np N program`; with one
+ * process the same code trains alone. Typical step:
+ *
+ *     lt_dp *dp = lt_dp_new(model, 0);        // after building the model
+ *     ...
+ *     loss = lt_cross_entropy(lt_module_forward(model, x), y, 0);
+ *     lt_backward(loss, NULL);
+ *     lt_dp_sync_grads(dp);                   // average over ranks
+ *     lt_optim_step(opt);
+ *
+ * Only rank 0 should log and write checkpoints (lt_dist_rank() == 0).
+ */
+typedef struct lt_dp lt_dp;
+
+/** Default bucket size: 25 MiB of gradients per all-reduce. */
+#define LT_DP_DEFAULT_BUCKET_BYTES ((size_t)25 << 20)
+/** The bucket size lt_dp_new uses for 0: LT_DP_BUCKET_MB (MiB) from the
+ *  environment, else LT_DP_DEFAULT_BUCKET_BYTES. */
+size_t lt_dp_default_bucket_bytes(void);
+/**
+ * Starts data-parallel training of m's parameters (collective: every rank
+ * calls it). Checks that every rank built the same model (the names,
+ * dtypes and shapes of its parameters; a difference is LT_ERR_DIST naming
+ * the rank), then copies rank 0's parameter values to every rank. The
+ * gradients are averaged in buckets of at most bucket_bytes (0: the
+ * default): runs of parameters of one dtype, last parameter first (the
+ * order backward produces them), each packed into one buffer and reduced
+ * by one all-reduce. Keeps a reference on each parameter.
+ */
+lt_dp *lt_dp_new(lt_module *m, size_t bucket_bytes);
+/**
+ * Replaces every parameter's gradient by its mean over all ranks
+ * (collective; call it after lt_backward and before lt_optim_step). A
+ * parameter without a gradient counts as zeros and gets the mean. Traced
+ * into the step program on the lazy device.
+ */
+lt_status lt_dp_sync_grads(lt_dp *dp);
+/**
+ * Overlap of communication with backward (on by default in a world of more
+ * than one rank; cpu device). While lt_backward runs, a bucket whose
+ * gradients are all final has its all-reduce started at once
+ * (non-blocking), so it proceeds during the rest of backward;
+ * lt_dp_sync_grads then only waits for what is left. Needs one lt_backward
+ * per lt_dp_sync_grads (a second one is reported by lt_dp_sync_grads):
+ * turn it off to accumulate gradients over several passes. On the lazy
+ * device the all-reduces are traced into the step program instead (no
+ * overlap). One lt_dp at a time has it (the last one turned on).
+ */
+lt_status lt_dp_set_overlap(lt_dp *dp, bool on);
+/**
+ * Totals over the all-reduces started during backward: *comm_s from each
+ * start to its end, *hidden_s the part of it that ran while the program
+ * was not waiting for it (overlapped). 0 when none started.
+ */
+void lt_dp_overlap_stats(const lt_dp *dp, double *comm_s, double *hidden_s);
+/** The number of buckets (all-reduces per lt_dp_sync_grads). */
+int lt_dp_num_buckets(const lt_dp *dp);
+/** Bytes of gradients all-reduced per lt_dp_sync_grads. */
+int64_t lt_dp_bytes_per_sync(const lt_dp *dp);
+/** Frees dp (NULL-safe); the parameters stay with their module. */
+void lt_dp_free(lt_dp *dp);
 
 /* ========================================================================= */
 /* Memory and threads                                                         */

@@ -38,6 +38,16 @@ def openblas_flags():
             [f[2:] for f in libs if f.startswith("-l")])
 
 
+def mpi_includes():
+    """Open MPI's header folders (src/backend/dist_mpi.c loads the library itself, with dlopen)."""
+    try:
+        cflags = subprocess.run(["pkg-config", "--cflags", "ompi-c"], check=True, capture_output=True,
+                                text=True).stdout.split()
+    except (OSError, subprocess.CalledProcessError) as e:
+        raise SystemExit("lazytensor: Open MPI's header is needed (apt-get install libopenmpi-dev)") from e
+    return [f[2:] for f in cflags if f.startswith("-I")]
+
+
 blas_includes, blas_dirs, blas_libs = openblas_flags()
 # setuptools takes sources relative to this folder (pip runs setup.py here)
 core = sorted(os.path.relpath(p, HERE) for p in glob.glob(os.path.join(ROOT, "src", "*", "*.c")))
@@ -46,7 +56,7 @@ front = sorted(os.path.relpath(p, HERE) for p in glob.glob(os.path.join(HERE, "s
 extension = Extension(
     "lazytensor._C",
     sources=front + core,
-    include_dirs=[os.path.join(ROOT, "include"), os.path.join(ROOT, "src")] + blas_includes,
+    include_dirs=[os.path.join(ROOT, "include"), os.path.join(ROOT, "src")] + blas_includes + mpi_includes(),
     define_macros=[("_GNU_SOURCE", None)],
     extra_compile_args=["-std=c11", "-O3", "-fopenmp-simd", "-Wno-unknown-pragmas"],
     library_dirs=blas_dirs,

@@ -4,6 +4,11 @@
  * per-epoch test accuracy and a summary of step time, compiles, fallbacks
  * and memory. `--compare` runs the same steps on both devices and checks
  * that the losses agree.
+ *
+ * Started by `mpirun -np N`, it trains data-parallel: each rank takes
+ * --batch-size samples of every global batch (lt_dataset_shard_batch), the
+ * gradients are averaged over the ranks (lt_dp) and only rank 0 prints,
+ * evaluates and saves. The summary adds communication time and bytes.
  */
 #include "lazytensor.h"
 
@@ -23,7 +28,7 @@ typedef struct options {
     const char *model, *device, *optimizer, *data, *save, *load;
     int epochs, compare_steps, threads;
     int64_t batch, max_steps;
-    double lr, label_smoothing;
+    double lr, label_smoothing, bucket_mb;
     uint64_t seed;
     bool compare, quiet;
 } options;
@@ -35,7 +40,8 @@ static void usage(FILE *f)
             "  --model mlp|cnn          model (default mlp: 784-512-512-10)\n"
             "  --device cpu|lazy        device (default lazy)\n"
             "  --epochs N               epochs (default 2)\n"
-            "  --batch-size N           batch size (default 128)\n"
+            "  --batch-size N           batch size (default 128; per rank under mpirun)\n"
+            "  --bucket-mb X            data-parallel gradient bucket size in MiB (default 25)\n"
             "  --optimizer sgd|adam|adamw  (default adam)\n"
             "  --lr X                   learning rate (default 1e-3 for adam, 0.05 for sgd)\n"
             "  --label-smoothing X      cross-entropy label smoothing in [0, 1) (default 0)\n"
@@ -77,7 +83,7 @@ static bool is_value_option(const char *a)
 {
     static const char *const names[] = {"--model", "--device", "--optimizer", "--epochs", "--batch-size",
                                         "--steps", "--threads", "--compare-steps", "--seed", "--lr",
-                                        "--label-smoothing", "--data", "--save", "--load"};
+                                        "--label-smoothing", "--data", "--save", "--load", "--bucket-mb"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (!strcmp(a, names[i]))
             return true;
@@ -87,7 +93,7 @@ static bool is_value_option(const char *a)
 /* Parses argv into o; prints a message and returns false on bad input. */
 static bool parse_args(int argc, char **argv, options *o)
 {
-    *o = (options){"mlp", "lazy", "adam", DEFAULT_DATA, NULL, NULL, 2, 50, 0, 128, -1, -1, 0, 1, false, false};
+    *o = (options){"mlp", "lazy", "adam", DEFAULT_DATA, NULL, NULL, 2, 50, 0, 128, -1, -1, 0, 0, 1, false, false};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -128,6 +134,8 @@ static bool parse_args(int argc, char **argv, options *o)
             ok = parse_double(v, 1e-12, 100, &o->lr);
         } else if (!strcmp(a, "--label-smoothing")) {
             ok = parse_double(v, 0, 0.999, &o->label_smoothing);
+        } else if (!strcmp(a, "--bucket-mb")) {
+            ok = parse_double(v, 1.0 / 1024, 1 << 20, &o->bucket_mb);
         } else if (!strcmp(a, "--data")) {
             o->data = v;
         } else if (!strcmp(a, "--save")) {
@@ -296,6 +304,8 @@ typedef struct trainer {
     lt_module *model;
     lt_optimizer *opt;
     lt_dataset train, test;
+    lt_dp *dp;       /* data-parallel: NULL in a world of one */
+    int rank, world;
 } trainer;
 
 /* One step; returns the loss (NAN on error). */
@@ -304,11 +314,13 @@ static double train_step(trainer *t, const int64_t *perm, int64_t index)
     lt_step_begin();
     lt_tensor *x = NULL, *y = NULL;
     double loss_value = NAN;
-    int64_t b = lt_dataset_batch(&t->train, perm, index, t->o.batch, MNIST_MEAN, MNIST_STD, t->dev, &x, &y);
+    int64_t b = t->dp ? lt_dataset_shard_batch(&t->train, perm, index, t->o.batch, t->rank, t->world, MNIST_MEAN,
+                                               MNIST_STD, t->dev, &x, &y)
+                      : lt_dataset_batch(&t->train, perm, index, t->o.batch, MNIST_MEAN, MNIST_STD, t->dev, &x, &y);
     lt_tensor *loss = b > 0 ? lt_cross_entropy(lt_module_forward(t->model, x), y, t->o.label_smoothing) : NULL;
     lt_tensor *kept = NULL;
-    if (loss && lt_backward(loss, NULL) == LT_OK && lt_optim_step(t->opt) == LT_OK &&
-        lt_optim_zero_grad(t->opt) == LT_OK)
+    if (loss && lt_backward(loss, NULL) == LT_OK && (!t->dp || lt_dp_sync_grads(t->dp) == LT_OK) &&
+        lt_optim_step(t->opt) == LT_OK && lt_optim_zero_grad(t->opt) == LT_OK)
         kept = lt_keep(lt_detach(loss)); /* the one extra output of the step */
     lt_status st = lt_step_end();
     if (kept && st == LT_OK && lt_item(kept, &loss_value) != LT_OK)
@@ -364,59 +376,43 @@ static bool setup(trainer *t, lt_device dev)
     t->opt = build_optimizer(&t->o, t->model);
     if (!t->opt)
         return false;
-    return !t->o.load || load_checkpoint(t->model, t->opt, t->o.load) == LT_OK;
+    if (t->o.load && load_checkpoint(t->model, t->opt, t->o.load) != LT_OK)
+        return false;
+    if (t->world > 1) /* checks the models agree, then starts from rank 0's parameters */
+        t->dp = lt_dp_new(t->model, (size_t)(t->o.bucket_mb * (1 << 20)));
+    return t->world == 1 || t->dp;
 }
 
 static void teardown(trainer *t)
 {
+    lt_dp_free(t->dp);
+    t->dp = NULL;
     lt_optim_free(t->opt);
     lt_module_free(t->model);
     t->opt = NULL;
     t->model = NULL;
 }
 
-static int train(trainer *t)
+/* Steps per epoch: under mpirun, global batches of batch * world samples
+ * over the dataset padded to a multiple of world (lt_dataset_shard_batch). */
+static int64_t steps_per_epoch(const trainer *t)
 {
-    int64_t steps = (t->train.count + t->o.batch - 1) / t->o.batch;
-    if (t->o.max_steps > 0 && t->o.max_steps < steps)
-        steps = t->o.max_steps;
-    int64_t *perm = malloc(sizeof *perm * (size_t)t->train.count);
-    double *step_ms = malloc(sizeof *step_ms * (size_t)(steps * t->o.epochs));
-    if (!perm || !step_ms) {
-        fprintf(stderr, "lazytensor-train: out of memory\n");
-        free(perm);
-        free(step_ms);
-        return 1;
-    }
-    int64_t total = 0, step_outputs = 0;
-    double train_start = now_s();
-    for (int e = 1; e <= t->o.epochs; e++) {
-        lt_dataset_shuffle(&t->train, t->o.seed + (uint64_t)e, perm);
-        double start = now_s(), loss = NAN;
-        for (int64_t s = 0; s < steps; s++) {
-            double t0 = now_s();
-            loss = train_step(t, perm, s);
-            step_ms[total++] = (now_s() - t0) * 1e3;
-            if (isnan(loss)) {
-                fprintf(stderr, "\nlazytensor-train: step %lld failed: %s\n", (long long)s, lt_last_error());
-                free(perm);
-                free(step_ms);
-                return 1;
-            }
-            progress(&t->o, e, s + 1, steps, now_s() - start, loss);
-        }
-        double epoch_s = now_s() - start;
-        step_outputs = lt_metrics_counter("ProgramOutputs"); /* of the last training step */
-        double acc = evaluate(t);
-        printf("%sepoch %d: loss %.4f  test accuracy %.2f%%  epoch time %.2f s\n", t->o.quiet ? "" : "\n", e, loss,
-               acc * 100, epoch_s);
-        fflush(stdout);
-    }
+    int64_t count = t->train.count, world = t->world;
+    int64_t padded = (count + world - 1) / world * world, global = t->o.batch * world;
+    int64_t steps = (padded + global - 1) / global;
+    return t->o.max_steps > 0 && t->o.max_steps < steps ? t->o.max_steps : steps;
+}
+
+static void print_summary(const trainer *t, double *step_ms, int64_t total, double elapsed, int64_t step_outputs,
+                          const lt_dist_stats *comm)
+{
     lt_mem_stats ms;
     lt_mem_stats_get(&ms);
-    double first = step_ms[0];
+    double first = step_ms[0], train_s = 0;
+    for (int64_t s = 0; s < total; s++)
+        train_s += step_ms[s] * 1e-3;
     printf("summary: device %s, model %s, %lld steps in %.2f s\n", t->o.device, t->o.model, (long long)total,
-           now_s() - train_start);
+           elapsed);
     printf("  step time: median %.2f ms, first step %.2f ms\n", median(step_ms, total), first);
     printf("  programs: %lld built (%lld compiled by cc, %lld loaded from the disk cache), %lld cache hits, "
            "fallbacks: %lld\n",
@@ -432,11 +428,81 @@ static int train(trainer *t)
            (long long)lt_metrics_counter("DonatedBuffers"));
     printf("  peak buffer memory: %.1f MB, OS allocations: %lld\n", (double)ms.peak_bytes / 1e6,
            (long long)ms.os_allocs);
+    double samples = (double)total * (double)t->o.batch * t->world, med = median(step_ms, total);
+    printf("  throughput: %.0f samples/s at the median step, %.0f over all steps (%d rank%s x batch %lld)\n",
+           med > 0 ? (double)t->o.batch * t->world * 1e3 / med : 0, train_s > 0 ? samples / train_s : 0, t->world,
+           t->world > 1 ? "s" : "", (long long)t->o.batch);
+    if (!t->dp)
+        return;
+    double comm_ms = total ? comm->seconds * 1e3 / (double)total : 0;
+    printf("  data-parallel: %d ranks, %d bucket%s, %.2f MB all-reduced per step (%lld collectives in all)\n",
+           t->world, lt_dp_num_buckets(t->dp), lt_dp_num_buckets(t->dp) > 1 ? "s" : "",
+           (double)lt_dp_bytes_per_sync(t->dp) / 1e6, (long long)comm->calls);
+    printf("  communication: %.2f ms per step waited for (%.1f%% of the median step; waiting for other ranks "
+           "included)\n",
+           comm_ms, median(step_ms, total) > 0 ? 100 * comm_ms / median(step_ms, total) : 0);
+    double span = 0, hidden = 0;
+    lt_dp_overlap_stats(t->dp, &span, &hidden);
+    if (span > 0)
+        printf("  overlap: %.1f%% of all-reduce time hidden behind backward (%.2f of %.2f ms per step)\n",
+               100 * hidden / span, hidden * 1e3 / (double)total, span * 1e3 / (double)total);
+    else
+        printf("  overlap: none (%s)\n", strcmp(t->o.device, "lazy") ? "no bucket was ready before the end of backward"
+                                                                   : "the lazy device runs the all-reduces in the "
+                                                                     "step program, after backward");
+}
+
+static int train(trainer *t)
+{
+    int64_t steps = steps_per_epoch(t);
+    bool lead = t->rank == 0; /* only rank 0 prints, evaluates and saves */
+    int64_t *perm = malloc(sizeof *perm * (size_t)t->train.count);
+    double *step_ms = malloc(sizeof *step_ms * (size_t)(steps * t->o.epochs));
+    if (!perm || !step_ms) {
+        fprintf(stderr, "lazytensor-train: out of memory\n");
+        free(perm);
+        free(step_ms);
+        return 1;
+    }
+    int64_t total = 0, step_outputs = 0;
+    lt_dist_stats comm0, comm1;
+    lt_dist_stats_get(&comm0);
+    double train_start = now_s();
+    for (int e = 1; e <= t->o.epochs; e++) {
+        lt_dataset_shuffle(&t->train, t->o.seed + (uint64_t)e, perm);
+        double start = now_s(), loss = NAN;
+        for (int64_t s = 0; s < steps; s++) {
+            double t0 = now_s();
+            loss = train_step(t, perm, s);
+            step_ms[total++] = (now_s() - t0) * 1e3;
+            if (isnan(loss)) {
+                fprintf(stderr, "\nlazytensor-train: rank %d: step %lld failed: %s\n", t->rank, (long long)s,
+                        lt_last_error());
+                free(perm);
+                free(step_ms);
+                return 1;
+            }
+            if (lead)
+                progress(&t->o, e, s + 1, steps, now_s() - start, loss);
+        }
+        double epoch_s = now_s() - start;
+        step_outputs = lt_metrics_counter("ProgramOutputs"); /* of the last training step */
+        if (lead) {
+            double acc = evaluate(t);
+            printf("%sepoch %d: loss %.4f  test accuracy %.2f%%  epoch time %.2f s\n", t->o.quiet ? "" : "\n", e,
+                   loss, acc * 100, epoch_s);
+            fflush(stdout);
+        }
+    }
+    lt_dist_stats_get(&comm1);
+    comm1.bytes -= comm0.bytes, comm1.calls -= comm0.calls, comm1.seconds -= comm0.seconds;
+    if (lead)
+        print_summary(t, step_ms, total, now_s() - train_start, step_outputs, &comm1);
     free(perm);
     free(step_ms);
-    if (t->o.save && save_checkpoint(t->model, t->opt, t->o.save) != LT_OK)
+    if (lead && t->o.save && save_checkpoint(t->model, t->opt, t->o.save) != LT_OK)
         return 1;
-    if (t->o.save)
+    if (lead && t->o.save)
         printf("saved model to %s\n", t->o.save);
     return 0;
 }
@@ -506,6 +572,17 @@ int main(int argc, char **argv)
     }
     if (t.o.threads > 0)
         lt_set_num_threads(t.o.threads);
+    if (lt_dist_init() != LT_OK) {
+        fprintf(stderr, "lazytensor-train: %s\n", lt_last_error());
+        return 1;
+    }
+    t.rank = lt_dist_rank();
+    t.world = lt_dist_world_size();
+    if (t.o.compare && t.world > 1) {
+        fprintf(stderr, "lazytensor-train: --compare runs in one process (not under mpirun with %d ranks)\n",
+                t.world);
+        return 2;
+    }
     if (!load_data(&t)) {
         fprintf(stderr, "lazytensor-train: %s\n", lt_last_error());
         return 1;
@@ -514,16 +591,20 @@ int main(int argc, char **argv)
     if (t.o.compare) {
         rc = compare(&t);
     } else if (!setup(&t, lt_device_parse(t.o.device))) {
-        fprintf(stderr, "lazytensor-train: %s\n", lt_last_error());
+        fprintf(stderr, "lazytensor-train: rank %d: %s\n", t.rank, lt_last_error());
         teardown(&t);
         rc = 1;
     } else {
         rc = train(&t);
         if (rc)
-            fprintf(stderr, "lazytensor-train: %s\n", lt_last_error());
+            fprintf(stderr, "lazytensor-train: rank %d: %s\n", t.rank, lt_last_error());
         teardown(&t);
     }
     lt_dataset_free(&t.train);
     lt_dataset_free(&t.test);
+    if (lt_dist_finalize() != LT_OK) { /* a rank still training: the ranks ran different numbers of steps */
+        fprintf(stderr, "lazytensor-train: rank %d: %s\n", t.rank, lt_last_error());
+        rc = rc ? rc : 1;
+    }
     return rc;
 }

@@ -21,6 +21,7 @@ typedef struct lt_ag {
     lt_tensor *grad;     /* leaves: accumulated gradient (retained) */
     lt_ag_node *node;    /* results: the producing node (one reference) */
     int out_index;
+    int pending;         /* leaves, during lt_backward: tape nodes still to run that read it */
 } lt_ag;
 
 struct lt_ag_node {
@@ -62,6 +63,12 @@ typedef struct lt_grad_ctx {
 typedef lt_status (*lt_grad_fn)(const lt_grad_ctx *c, lt_tensor **gin);
 
 void lt_grad_set(lt_op op, lt_grad_fn fn);
+
+/* Called during lt_backward when a leaf's gradient is final: every tape
+ * node that reads the leaf has run (data-parallel training starts a
+ * bucket's all-reduce from it). One process-wide hook; NULL removes it. */
+typedef void (*lt_grad_ready_fn)(lt_tensor *leaf, void *ctx);
+void lt_ag_set_grad_ready_hook(lt_grad_ready_fn fn, void *ctx);
 lt_grad_fn lt_grad_get(lt_op op);
 
 /* Tape internals shared by autograd.c and engine.c. */
@@ -77,6 +84,7 @@ void lt_grad_register_elementwise_ext(void);
 void lt_grad_register_reduce(void);
 void lt_grad_register_shape(void);
 void lt_grad_register_nn(void);
+void lt_grad_register_collective(void);
 
 /* Moves tensors ts[0..n) (and their gradients) to dev in place, keeping
  * their handles: all of them or, on error, none (move.c). op names the

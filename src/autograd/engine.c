@@ -41,7 +41,23 @@ static bool list_push(node_list *l, lt_ag_node *n)
     return true;
 }
 
-/* Every node reachable from root, each once, with dependents counted. */
+static lt_grad_ready_fn grad_ready;
+static void *grad_ready_ctx;
+
+void lt_ag_set_grad_ready_hook(lt_grad_ready_fn fn, void *ctx)
+{
+    grad_ready = fn;
+    grad_ready_ctx = ctx;
+}
+
+/* A leaf that wants a gradient (no producer). */
+static lt_ag *leaf_ag(const lt_tensor *t)
+{
+    return t && t->autograd && ag_of(t)->requires_grad && !ag_of(t)->node ? ag_of(t) : NULL;
+}
+
+/* Every node reachable from root, each once, with dependents counted (and
+ * for each leaf, the nodes that read it). */
 static lt_status collect(lt_ag_node *root, node_list *all)
 {
     node_list stack = {0};
@@ -51,6 +67,9 @@ static lt_status collect(lt_ag_node *root, node_list *all)
     while (stack.count > 0) {
         lt_ag_node *n = stack.items[--stack.count];
         for (int i = 0; i < n->nin; i++) {
+            lt_ag *leaf = leaf_ag(n->in[i]);
+            if (leaf)
+                leaf->pending++;
             lt_ag_node *p = n->in[i] ? producer(n->in[i]) : NULL;
             if (!p)
                 continue;
@@ -217,6 +236,11 @@ static lt_status backward_nodes(lt_tensor *root, lt_tensor *seed)
     while (st == LT_OK && ready.count > 0) {
         lt_ag_node *n = ready.items[--ready.count];
         st = run_node(n);
+        for (int i = 0; st == LT_OK && i < n->nin; i++) { /* leaves whose gradient is now final */
+            lt_ag *leaf = leaf_ag(n->in[i]);
+            if (leaf && --leaf->pending == 0 && grad_ready)
+                grad_ready(n->in[i], grad_ready_ctx);
+        }
         for (int i = 0; st == LT_OK && i < n->nin; i++) {
             lt_ag_node *p = producer(n->in[i]);
             if (p && --p->dependents == 0 && !list_push(&ready, p))
@@ -231,6 +255,9 @@ static lt_status backward_nodes(lt_tensor *root, lt_tensor *seed)
         for (int k = 0; k < LT_MAX_OUTPUTS; k++)
             if (n->gout[k])
                 lt_tensor_unref(n->gout[k]), n->gout[k] = NULL;
+        for (int k = 0; k < n->nin; k++)
+            if (leaf_ag(n->in[k]))
+                leaf_ag(n->in[k])->pending = 0;
         n->visited = false;
         n->dependents = 0;
     }

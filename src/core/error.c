@@ -82,6 +82,7 @@ const char *lt_status_name(lt_status s)
     case LT_ERR_STATE: return "LT_ERR_STATE";
     case LT_ERR_UNSUPPORTED: return "LT_ERR_UNSUPPORTED";
     case LT_ERR_IO: return "LT_ERR_IO";
+    case LT_ERR_DIST: return "LT_ERR_DIST";
     }
     return "LT_ERR_UNKNOWN";
 }

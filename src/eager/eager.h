@@ -38,6 +38,7 @@ void lt_eager_register_nn(void);
 void lt_eager_register_random(void); /* called by lt_eager_register_factory */
 void lt_eager_register_copy(void);
 void lt_eager_register_view_scatter(void);   /* called by lt_eager_register_factory */
+void lt_eager_register_collective(void);
 
 /* ---- strided elementwise iterator -------------------------------------- */
 

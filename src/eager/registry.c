@@ -14,6 +14,7 @@ static void register_all(void)
     lt_eager_register_shape();
     lt_eager_register_nn();
     lt_eager_register_view_scatter();
+    lt_eager_register_collective();
 }
 
 void lt_eager_set_kernel(lt_op op, lt_eager_fn fn) { kernels[op] = fn; }
