@@ -14,10 +14,15 @@
  * and a slow part (cpu_build: the system C compiler, or the disk cache).
  * compile does both; compile_start does the quick part plus a disk-cache
  * lookup, and compile_finish the rest, which is what the tiered backend
- * (tiered.c) runs on its background thread.
+ * (tiered.c) runs on its background thread. Before either, the plan cache
+ * (compiler/plan_cache.c) is asked for the graph: a graph compiled by an
+ * earlier process comes back with its plan and object, and skips the
+ * quick part too. Every program built or found by its source stores its
+ * plan there.
  */
 #include "compiler/compiler.h"
 #include "compiler/kir.h"
+#include "compiler/plan_cache.h"
 #include "eager/eager.h"
 #include "core/pool.h"
 #include "lazy/lazy.h"
@@ -45,6 +50,7 @@ typedef struct cpu_exe {
     size_t len;
     lt_cc_unit units[LT_CC_MAX_UNITS]; /* its translation units */
     int nunits;
+    kir_plan_info info; /* counters of the compile, for the metrics and the plan cache */
 } cpu_exe;
 
 /* ---- compile ---------------------------------------------------------------- */
@@ -88,6 +94,17 @@ static void cpu_release(void *exe)
     free(e);
 }
 
+static void set_metrics(const kir_plan_info *info)
+{
+    lt_metric_set("Kernels", info->kernels);
+    lt_metric_set("KernelFunctions", info->functions);
+    lt_metric_set("KernelCalls", info->calls);
+    lt_metric_set("ProgramBytes", info->bytes);
+    lt_metric_set("TranslationUnits", info->units);
+    lt_metric_set("ColdUnits", info->cold_units);
+    lt_metric_set("WarmUnits", info->warm_units);
+}
+
 /* The quick part of a compile: schedule, memory plan and C source. */
 static cpu_exe *cpu_prepare(const lt_graph *g)
 {
@@ -107,18 +124,32 @@ static cpu_exe *cpu_prepare(const lt_graph *g)
         return NULL;
     }
     dump_source(e->src, e->len, e->units, e->nunits);
-    lt_metric_set("Kernels", e->plan.nk);
-    lt_metric_set("KernelFunctions", functions);
-    lt_metric_set("KernelCalls", e->plan.ncalls);
-    lt_metric_set("ProgramBytes", (int64_t)e->len);
-    lt_metric_set("TranslationUnits", e->nunits);
-    int cold = 0, warm = 0;
+    e->info = (kir_plan_info){.kernels = e->plan.nk, .functions = functions, .calls = e->plan.ncalls,
+                              .bytes = (int64_t)e->len, .units = e->nunits};
     for (int u = 0; u < e->nunits; u++) {
-        cold += e->units[u].tier == LT_CC_COLD;
-        warm += e->units[u].tier == LT_CC_WARM;
+        e->info.cold_units += e->units[u].tier == LT_CC_COLD;
+        e->info.warm_units += e->units[u].tier == LT_CC_WARM;
     }
-    lt_metric_set("ColdUnits", cold);
-    lt_metric_set("WarmUnits", warm);
+    set_metrics(&e->info);
+    return e;
+}
+
+/* A program whose plan and object are both in the disk cache: nothing to
+ * schedule, plan or render (NULL: not there). LT_DUMP_KERNELS asks for
+ * the source, so it always renders. */
+static cpu_exe *from_plan_cache(const lt_graph *g)
+{
+    const char *dump = getenv("LT_DUMP_KERNELS");
+    if (dump && *dump)
+        return NULL;
+    cpu_exe *e = calloc(1, sizeof *e);
+    void *entry = NULL;
+    if (!e || !kir_plan_cache_load(g, &e->plan, &e->info, &e->handle, &entry)) {
+        free(e);
+        return NULL;
+    }
+    e->entry = (entry_fn)entry;
+    set_metrics(&e->info);
     return e;
 }
 
@@ -130,6 +161,7 @@ static lt_status cpu_build(cpu_exe *e)
     lt_status st = lt_cc_load(e->src, e->units, e->nunits, &e->handle, &entry, key);
     if (st != LT_OK)
         return st;
+    kir_plan_cache_store(&e->plan, &e->info, key);
     e->entry = (entry_fn)entry;
     free(e->src);
     e->src = NULL;
@@ -151,7 +183,10 @@ static cpu_exe *interp_fallback(const lt_graph *g)
 
 static void *cpu_compile(const lt_graph *g)
 {
-    cpu_exe *e = cpu_prepare(g);
+    cpu_exe *e = lt_cc_available(NULL, 0) ? from_plan_cache(g) : NULL;
+    if (e)
+        return e;
+    e = cpu_prepare(g);
     if (!e)
         return NULL;
     if (cpu_build(e) == LT_OK)
@@ -172,10 +207,16 @@ static void *cpu_compile_start(const lt_graph *g, bool *ready)
         *ready = true;
         return interp_fallback(g);
     }
-    cpu_exe *e = cpu_prepare(g);
+    cpu_exe *e = from_plan_cache(g);
+    if (e) {
+        *ready = true;
+        return e;
+    }
+    e = cpu_prepare(g);
     void *entry = NULL;
     char key[33];
     if (e && lt_cc_lookup(e->src, e->units, e->nunits, &e->handle, &entry, key)) {
+        kir_plan_cache_store(&e->plan, &e->info, key);
         e->entry = (entry_fn)entry;
         free(e->src);
         e->src = NULL;
