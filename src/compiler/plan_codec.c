@@ -13,8 +13,9 @@
  *
  * Entry layout (little-endian host order; the key includes the library's
  * build, so an entry is never read by another build):
- *   header  magic "LTPLAN01", body length, 128-bit checksum of the body,
- *           128-bit entry key, 128-bit key of the program's object
+ *   header  magic "LTPLAN01", body length, 128-bit checksum (of the two
+ *           keys and the body), 128-bit entry key, 128-bit key of the
+ *           program's object
  *   body    the graph's canonical bytes (length first), the counters of
  *           the compile (kir_plan_info), workspace size, buffers (value,
  *           kind, slot, donor, workspace offset), root buffers, calls
@@ -158,6 +159,15 @@ static void put_plan(sink *s, const kir_plan *p, const kir_plan_info *info)
     }
 }
 
+static void checksum(const uint64_t key[2], const uint64_t object[2], const unsigned char *body, size_t n,
+                     uint64_t sum[2])
+{
+    lt_ir_hash_init(sum);
+    cc_hash_bytes(sum, key, 2 * sizeof *key);
+    cc_hash_bytes(sum, object, 2 * sizeof *object);
+    cc_hash_bytes(sum, body, n);
+}
+
 unsigned char *kir_plan_encode(const kir_plan *p, const kir_plan_info *info, const kir_bytes *graph,
                                const uint64_t key[2], const uint64_t object[2], size_t *len)
 {
@@ -167,9 +177,8 @@ unsigned char *kir_plan_encode(const kir_plan *p, const kir_plan_info *info, con
     put_plan(&body, p, info);
     sink all = {.ok = body.ok};
     uint64_t sum[2];
-    lt_ir_hash_init(sum);
     if (body.ok)
-        cc_hash_bytes(sum, body.p, body.n);
+        checksum(key, object, body.p, body.n, sum);
     put(&all, PLAN_MAGIC, 8);
     put_u64(&all, body.n);
     put(&all, sum, sizeof sum);
@@ -425,8 +434,7 @@ bool kir_plan_decode(const unsigned char *bytes, size_t len, const lt_graph *g, 
     if (body_len != len - HEADER_BYTES || stored_key[0] != key[0] || stored_key[1] != key[1])
         return false;
     uint64_t check[2];
-    lt_ir_hash_init(check);
-    cc_hash_bytes(check, bytes + HEADER_BYTES, (size_t)body_len);
+    checksum(stored_key, object, bytes + HEADER_BYTES, (size_t)body_len, check);
     if (check[0] != sum[0] || check[1] != sum[1])
         return false;
     source s = {bytes + HEADER_BYTES, (size_t)body_len, 0, true};
