@@ -46,6 +46,7 @@ typedef struct cpu_exe {
     void *handle;
     entry_fn entry; /* NULL until built (see cpu_compile_start) */
     void *interp; /* set instead when the compiler stopped working (timed out) */
+    lt_graph *pending; /* compile_start's copy of the graph, until compile_finish prepares it */
     char *src;    /* the C source while it waits to be built */
     size_t len;
     lt_cc_unit units[LT_CC_MAX_UNITS]; /* its translation units */
@@ -91,6 +92,7 @@ static void cpu_release(void *exe)
     if (e->interp)
         lt_backend_interp()->release(e->interp);
     free(e->src);
+    lt_graph_free(e->pending);
     free(e);
 }
 
@@ -106,23 +108,14 @@ static void set_metrics(const kir_plan_info *info)
 }
 
 /* The quick part of a compile: schedule, memory plan and C source. */
-static cpu_exe *cpu_prepare(const lt_graph *g)
+static lt_status prepare(cpu_exe *e, const lt_graph *g)
 {
-    cpu_exe *e = calloc(1, sizeof *e);
-    if (!e) {
-        lt_error(LT_ERR_MEMORY, "cpu backend: out of memory");
-        return NULL;
-    }
-    if (kir_schedule(&e->plan, g) != LT_OK) {
-        free(e);
-        return NULL;
-    }
+    if (kir_schedule(&e->plan, g) != LT_OK)
+        return lt_last_status();
     int functions = 0;
     e->src = kir_memplan(&e->plan) == LT_OK ? kir_render(&e->plan, &e->len, e->units, &e->nunits, &functions) : NULL;
-    if (!e->src) {
-        cpu_release(e);
-        return NULL;
-    }
+    if (!e->src)
+        return lt_last_status();
     dump_source(e->src, e->len, e->units, e->nunits);
     e->info = (kir_plan_info){.kernels = e->plan.nk, .functions = functions, .calls = e->plan.ncalls,
                               .bytes = (int64_t)e->len, .units = e->nunits};
@@ -131,6 +124,20 @@ static cpu_exe *cpu_prepare(const lt_graph *g)
         e->info.warm_units += e->units[u].tier == LT_CC_WARM;
     }
     set_metrics(&e->info);
+    return LT_OK;
+}
+
+static cpu_exe *cpu_prepare(const lt_graph *g)
+{
+    cpu_exe *e = calloc(1, sizeof *e);
+    if (!e) {
+        lt_error(LT_ERR_MEMORY, "cpu backend: out of memory");
+        return NULL;
+    }
+    if (prepare(e, g) != LT_OK) {
+        cpu_release(e);
+        return NULL;
+    }
     return e;
 }
 
@@ -198,8 +205,11 @@ static void *cpu_compile(const lt_graph *g)
     return interp_fallback(g);
 }
 
-/* Ready at once when the disk cache holds the program (or when no compiler
- * works any more, with interp); otherwise cpu_compile_finish builds it. */
+/* Ready at once when the plan cache holds the program (or when no compiler
+ * works any more, with interp). Otherwise only a copy of the graph is
+ * kept: scheduling, planning and rendering (tens of milliseconds for a
+ * transformer step) are left to cpu_compile_finish, on the tiered
+ * backend's background thread, so the first tier starts at once. */
 static void *cpu_compile_start(const lt_graph *g, bool *ready)
 {
     *ready = false;
@@ -212,20 +222,31 @@ static void *cpu_compile_start(const lt_graph *g, bool *ready)
         *ready = true;
         return e;
     }
-    e = cpu_prepare(g);
-    void *entry = NULL;
-    char key[33];
-    if (e && lt_cc_lookup(e->src, e->units, e->nunits, &e->handle, &entry, key)) {
-        kir_plan_cache_store(&e->plan, &e->info, key);
-        e->entry = (entry_fn)entry;
-        free(e->src);
-        e->src = NULL;
-        *ready = true;
+    e = calloc(1, sizeof *e);
+    if (e)
+        e->pending = lt_graph_copy(g);
+    if (!e || !e->pending) {
+        free(e);
+        lt_error(LT_ERR_MEMORY, "cpu backend: out of memory");
+        return NULL;
     }
     return e;
 }
 
-static lt_status cpu_compile_finish(void *exe) { return cpu_build(exe); }
+/* The rest of a compile_start: the quick part if it was left for later,
+ * then the object (disk cache by source, or the compiler). */
+static lt_status cpu_compile_finish(void *exe)
+{
+    cpu_exe *e = exe;
+    if (e->pending) {
+        lt_status st = prepare(e, e->pending);
+        lt_graph_free(e->pending);
+        e->pending = NULL;
+        if (st != LT_OK)
+            return st;
+    }
+    return cpu_build(e);
+}
 
 /* ---- execute ----------------------------------------------------------------- */
 
