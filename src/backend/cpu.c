@@ -12,13 +12,12 @@
  *
  * A compile has a quick part (cpu_prepare: schedule, memory plan, C source)
  * and a slow part (cpu_build: the system C compiler, or the disk cache).
- * compile does both; compile_start does the quick part plus a disk-cache
- * lookup, and compile_finish the rest, which is what the tiered backend
- * (tiered.c) runs on its background thread. Before either, the plan cache
- * (compiler/plan_cache.c) is asked for the graph: a graph compiled by an
- * earlier process comes back with its plan and object, and skips the
- * quick part too. Every program built or found by its source stores its
- * plan there.
+ * Both start with the plan cache (compiler/plan_cache.c): a graph compiled
+ * by an earlier process comes back with its plan and object, and skips
+ * the quick part too. On a miss, compile does both parts; compile_start
+ * only copies the graph, and compile_finish (which the tiered backend,
+ * tiered.c, runs on its background thread) does both. Every program
+ * built or found by its source stores its plan in the plan cache.
  */
 #include "compiler/compiler.h"
 #include "compiler/kir.h"
