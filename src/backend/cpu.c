@@ -107,7 +107,10 @@ static void set_metrics(const kir_plan_info *info)
 }
 
 /* The quick part of a compile: schedule, memory plan and C source. */
-static lt_status prepare(cpu_exe *e, const lt_graph *g)
+/* report: set the counters of the compile (Kernels, ...); false on the
+ * tiered backend's background thread, whose builds would otherwise change
+ * them at any moment under a barrier that reads them. */
+static lt_status prepare(cpu_exe *e, const lt_graph *g, bool report)
 {
     if (kir_schedule(&e->plan, g) != LT_OK)
         return lt_last_status();
@@ -122,7 +125,8 @@ static lt_status prepare(cpu_exe *e, const lt_graph *g)
         e->info.cold_units += e->units[u].tier == LT_CC_COLD;
         e->info.warm_units += e->units[u].tier == LT_CC_WARM;
     }
-    set_metrics(&e->info);
+    if (report)
+        set_metrics(&e->info);
     return LT_OK;
 }
 
@@ -133,7 +137,7 @@ static cpu_exe *cpu_prepare(const lt_graph *g)
         lt_error(LT_ERR_MEMORY, "cpu backend: out of memory");
         return NULL;
     }
-    if (prepare(e, g) != LT_OK) {
+    if (prepare(e, g, true) != LT_OK) {
         cpu_release(e);
         return NULL;
     }
@@ -238,7 +242,7 @@ static lt_status cpu_compile_finish(void *exe)
 {
     cpu_exe *e = exe;
     if (e->pending) {
-        lt_status st = prepare(e, e->pending);
+        lt_status st = prepare(e, e->pending, false);
         lt_graph_free(e->pending);
         e->pending = NULL;
         if (st != LT_OK)

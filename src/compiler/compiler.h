@@ -44,7 +44,9 @@
  *                    the background: src/backend/tiered.c, whose counters
  *                    are BackgroundCompiles, InterpTierRuns, TierSwaps and
  *                    BackgroundCompileFailures)
- * Counters: "Kernels" (kernels of the last compiled program), "KernelCalls"
+ * Counters: "Kernels" (kernels of the last program compiled or found in
+ * the plan cache by a barrier: the tiered backend's background builds set
+ * none of these program counters), "KernelCalls"
  * (of which eager calls), "ProgramBytes" (its C source), "TranslationUnits"
  * (and "ColdUnits" of them), "DiskCacheHit", "DiskCacheMiss",
  * "CompileErrors", "DiskCacheCorrupt"; the plan cache (plan_cache.h):
