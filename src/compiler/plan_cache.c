@@ -3,8 +3,8 @@
  *
  * Finding a program in the disk cache by its source (lt_cc_lookup) first
  * needs the source: the graph is scheduled, its memory planned and its C
- * rendered again in every new process (for the GPT step of
- * bench/peers_step about 40 ms of CPU, more than the rest of a warm start).
+ * rendered again in every new process (for the four graphs of
+ * bench/peers_step's GPT workload about 40 ms of CPU).
  * A plan entry, <key>.plan, keeps what running the program needs besides
  * its object (buffer table, workspace size, root buffers, eager calls:
  * plan_codec.c) and the key of that object. Its own key hashes the
