@@ -383,14 +383,17 @@ static bool get_call(source *s, kir_plan *p, kir_call *c)
     return true;
 }
 
+/* Counts are ints in a plan. */
+static int64_t bounded(int64_t n) { return n < INT32_MAX ? n : INT32_MAX; }
+
 static bool get_plan(source *s, kir_plan *p, kir_plan_info *info)
 {
     const lt_graph *g = p->g;
     if (!get_info(s, info))
         return false;
     p->ws_size = get_index(s, 0, LT_MAX_SPAN_BYTES);
-    /* a buffer per value at most */
-    p->nb = (int)get_index(s, 0, (int64_t)g->nnodes * LT_MAX_OUTPUTS + 1);
+    /* a buffer per value at most (and an int) */
+    p->nb = (int)get_index(s, 0, bounded((int64_t)g->nnodes * LT_MAX_OUTPUTS + 1));
     p->b = calloc((size_t)p->nb + 1, sizeof *p->b);
     p->root_buf = calloc((size_t)g->nroots + 1, sizeof *p->root_buf);
     uint32_t *leaf_node = leaf_nodes(g);
@@ -408,7 +411,7 @@ static bool get_plan(source *s, kir_plan *p, kir_plan_info *info)
     }
     if (!ok)
         return false;
-    int64_t ncalls = get_index(s, 0, (int64_t)g->nnodes + 1);
+    int64_t ncalls = get_index(s, 0, bounded((int64_t)g->nnodes + 1));
     p->calls = calloc((size_t)ncalls + 1, sizeof *p->calls);
     if (!s->ok || !p->calls)
         return false;
