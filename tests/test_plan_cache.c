@@ -181,6 +181,7 @@ static void test_damage_refused(void **state)
         memcpy(copy, e.bytes, e.len);
         copy[i] ^= (unsigned char)(1u << (i % 8));
         assert_false(decodes(&e, copy, e.len));
+        assert_false(kir_plan_check(copy, e.len, &e.sg.g, &e.graph, entry_key));
     }
     for (size_t n = 0; n < e.len; n++) /* every truncation */
         assert_false(decodes(&e, e.bytes, n));
@@ -188,6 +189,7 @@ static void test_damage_refused(void **state)
     copy[e.len] = 0;
     assert_false(decodes(&e, copy, e.len + 1));
     assert_true(decodes(&e, e.bytes, e.len));
+    assert_true(kir_plan_check(e.bytes, e.len, &e.sg.g, &e.graph, entry_key));
     kir_plan p;
     kir_plan_info info;
     uint64_t object[2], other_key[2] = {entry_key[0], entry_key[1] + 1};

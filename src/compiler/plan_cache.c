@@ -162,15 +162,12 @@ void kir_plan_cache_store(const kir_plan *p, const kir_plan_info *info, const ch
     uint64_t object[2];
     if (!p->g || !object_hex || !parse_key(object_hex, object) || !kir_graph_bytes(p->g, &graph))
         return;
-    uint64_t key[2], again[2];
+    uint64_t key[2];
     char name[48];
     const cc_dir *d = entry_key(&graph, key, name);
     size_t len = 0;
     unsigned char *bytes = d ? kir_plan_encode(p, info, &graph, key, object, &len) : NULL;
-    kir_plan check;
-    kir_plan_info check_info;
-    if (bytes && kir_plan_decode(bytes, len, p->g, &graph, key, &check, &check_info, again)) {
-        kir_plan_free(&check);
+    if (bytes && kir_plan_check(bytes, len, p->g, &graph, key)) {
         if (cc_cache_put(d, name, bytes, len))
             lt_metric_add("PlanCacheStores", 1);
     } else if (bytes) {

@@ -36,6 +36,10 @@ unsigned char *kir_plan_encode(const kir_plan *p, const kir_plan_info *info, con
 bool kir_plan_decode(const unsigned char *bytes, size_t len, const lt_graph *g, const kir_bytes *graph,
                      const uint64_t key[2], kir_plan *p, kir_plan_info *info, uint64_t object[2]);
 
+/* kir_plan_decode's verdict alone (no copy of the graph kept). */
+bool kir_plan_check(const unsigned char *bytes, size_t len, const lt_graph *g, const kir_bytes *graph,
+                    const uint64_t key[2]);
+
 /* The plan and loaded program of g from the disk cache (counted as
  * PlanCacheHit, else PlanCacheMiss; a damaged entry is deleted and counted
  * as PlanCacheCorrupt). False, with nothing set, when there is none, when

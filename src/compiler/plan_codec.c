@@ -423,8 +423,20 @@ static bool get_plan(source *s, kir_plan *p, kir_plan_info *info)
     return s->at == s->n; /* nothing left over */
 }
 
-bool kir_plan_decode(const unsigned char *bytes, size_t len, const lt_graph *g, const kir_bytes *graph,
-                     const uint64_t key[2], kir_plan *p, kir_plan_info *info, uint64_t object[2])
+/* Frees what decode_borrowed allocated (not the graph, which is the caller's). */
+static void release_borrowed(kir_plan *p)
+{
+    for (int c = 0; p->calls && c < p->ncalls; c++)
+        free(p->calls[c].in);
+    free(p->calls);
+    free(p->b);
+    free(p->root_buf);
+    memset(p, 0, sizeof *p);
+}
+
+/* kir_plan_decode, with p->g pointing at the caller's g (read only). */
+static bool decode_borrowed(const unsigned char *bytes, size_t len, const lt_graph *g, const kir_bytes *graph,
+                            const uint64_t key[2], kir_plan *p, kir_plan_info *info, uint64_t object[2])
 {
     memset(p, 0, sizeof *p);
     if (!bytes || !g || !graph || len < HEADER_BYTES || memcmp(bytes, PLAN_MAGIC, 8) != 0)
@@ -445,11 +457,35 @@ bool kir_plan_decode(const unsigned char *bytes, size_t len, const lt_graph *g, 
     if (!s.ok || glen != graph->n || graph->n > s.n - s.at || memcmp(s.p + s.at, graph->p, graph->n) != 0)
         return false; /* another graph: a collision of keys, or damage */
     s.at += graph->n;
-    p->g = lt_graph_copy(g);
-    if (!p->g)
-        return false;
+    p->g = (lt_graph *)g; /* only read while decoding */
     if (get_plan(&s, p, info))
         return true;
-    kir_plan_free(p);
+    release_borrowed(p);
     return false;
+}
+
+bool kir_plan_decode(const unsigned char *bytes, size_t len, const lt_graph *g, const kir_bytes *graph,
+                     const uint64_t key[2], kir_plan *p, kir_plan_info *info, uint64_t object[2])
+{
+    if (!decode_borrowed(bytes, len, g, graph, key, p, info, object))
+        return false;
+    lt_graph *own = lt_graph_copy(g);
+    if (!own) {
+        release_borrowed(p);
+        return false;
+    }
+    p->g = own;
+    return true;
+}
+
+bool kir_plan_check(const unsigned char *bytes, size_t len, const lt_graph *g, const kir_bytes *graph,
+                    const uint64_t key[2])
+{
+    kir_plan p;
+    kir_plan_info info;
+    uint64_t object[2];
+    bool ok = decode_borrowed(bytes, len, g, graph, key, &p, &info, object);
+    if (ok)
+        release_borrowed(&p);
+    return ok;
 }
