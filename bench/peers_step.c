@@ -42,7 +42,11 @@
  *   quit
  * On the lazy device a run's JSON also describes the program the cold step
  * compiled: cold_nodes (graph nodes), cold_program_bytes (its C),
- * cold_kernels and cold_units (translation units).
+ * cold_kernels and cold_units (translation units). The last three are the
+ * program counters of the barrier's compile, so with the tiered backend
+ * (whose background builds set none) they describe the step's program
+ * only when it came from the plan cache; LT_TIERED=0 (as
+ * bench/compile_scaling runs it) always gives them.
  * On start it prints one line {"system": ..., "ready": true, ...}. Models
  * live until the process ends, so later rounds are warm. Without
  * --threads the library's default thread count is used (the driver runs it

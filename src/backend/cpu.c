@@ -12,12 +12,16 @@
  *
  * A compile has a quick part (cpu_prepare: schedule, memory plan, C source)
  * and a slow part (cpu_build: the system C compiler, or the disk cache).
- * compile does both; compile_start does the quick part plus a disk-cache
- * lookup, and compile_finish the rest, which is what the tiered backend
- * (tiered.c) runs on its background thread.
+ * Both start with the plan cache (compiler/plan_cache.c): a graph compiled
+ * by an earlier process comes back with its plan and object, and skips
+ * the quick part too. On a miss, compile does both parts; compile_start
+ * only copies the graph, and compile_finish (which the tiered backend,
+ * tiered.c, runs on its background thread) does both. Every program
+ * built or found by its source stores its plan in the plan cache.
  */
 #include "compiler/compiler.h"
 #include "compiler/kir.h"
+#include "compiler/plan_cache.h"
 #include "eager/eager.h"
 #include "core/pool.h"
 #include "lazy/lazy.h"
@@ -41,10 +45,12 @@ typedef struct cpu_exe {
     void *handle;
     entry_fn entry; /* NULL until built (see cpu_compile_start) */
     void *interp; /* set instead when the compiler stopped working (timed out) */
+    lt_graph *pending; /* compile_start's copy of the graph, until compile_finish prepares it */
     char *src;    /* the C source while it waits to be built */
     size_t len;
     lt_cc_unit units[LT_CC_MAX_UNITS]; /* its translation units */
     int nunits;
+    kir_plan_info info; /* counters of the compile, for the metrics and the plan cache */
 } cpu_exe;
 
 /* ---- compile ---------------------------------------------------------------- */
@@ -85,10 +91,46 @@ static void cpu_release(void *exe)
     if (e->interp)
         lt_backend_interp()->release(e->interp);
     free(e->src);
+    lt_graph_free(e->pending);
     free(e);
 }
 
+static void set_metrics(const kir_plan_info *info)
+{
+    lt_metric_set("Kernels", info->kernels);
+    lt_metric_set("KernelFunctions", info->functions);
+    lt_metric_set("KernelCalls", info->calls);
+    lt_metric_set("FusedGemmUpdates", info->fused_gemm);
+    lt_metric_set("ProgramBytes", info->bytes);
+    lt_metric_set("TranslationUnits", info->units);
+    lt_metric_set("ColdUnits", info->cold_units);
+    lt_metric_set("WarmUnits", info->warm_units);
+}
+
 /* The quick part of a compile: schedule, memory plan and C source. */
+/* report: set the counters of the compile (Kernels, ...); false on the
+ * tiered backend's background thread, whose builds would otherwise change
+ * them at any moment under a barrier that reads them. */
+static lt_status prepare(cpu_exe *e, const lt_graph *g, bool report)
+{
+    if (kir_schedule(&e->plan, g) != LT_OK)
+        return lt_last_status();
+    int functions = 0;
+    e->src = kir_memplan(&e->plan) == LT_OK ? kir_render(&e->plan, &e->len, e->units, &e->nunits, &functions) : NULL;
+    if (!e->src)
+        return lt_last_status();
+    dump_source(e->src, e->len, e->units, e->nunits);
+    e->info = (kir_plan_info){.kernels = e->plan.nk, .functions = functions, .calls = e->plan.ncalls,
+                              .fused_gemm = e->plan.nfused_gemm, .bytes = (int64_t)e->len, .units = e->nunits};
+    for (int u = 0; u < e->nunits; u++) {
+        e->info.cold_units += e->units[u].tier == LT_CC_COLD;
+        e->info.warm_units += e->units[u].tier == LT_CC_WARM;
+    }
+    if (report)
+        set_metrics(&e->info);
+    return LT_OK;
+}
+
 static cpu_exe *cpu_prepare(const lt_graph *g)
 {
     cpu_exe *e = calloc(1, sizeof *e);
@@ -96,30 +138,29 @@ static cpu_exe *cpu_prepare(const lt_graph *g)
         lt_error(LT_ERR_MEMORY, "cpu backend: out of memory");
         return NULL;
     }
-    if (kir_schedule(&e->plan, g) != LT_OK) {
-        free(e);
-        return NULL;
-    }
-    int functions = 0;
-    e->src = kir_memplan(&e->plan) == LT_OK ? kir_render(&e->plan, &e->len, e->units, &e->nunits, &functions) : NULL;
-    if (!e->src) {
+    if (prepare(e, g, true) != LT_OK) {
         cpu_release(e);
         return NULL;
     }
-    dump_source(e->src, e->len, e->units, e->nunits);
-    lt_metric_set("Kernels", e->plan.nk);
-    lt_metric_set("KernelFunctions", functions);
-    lt_metric_set("KernelCalls", e->plan.ncalls);
-    lt_metric_set("FusedGemmUpdates", e->plan.nfused_gemm);
-    lt_metric_set("ProgramBytes", (int64_t)e->len);
-    lt_metric_set("TranslationUnits", e->nunits);
-    int cold = 0, warm = 0;
-    for (int u = 0; u < e->nunits; u++) {
-        cold += e->units[u].tier == LT_CC_COLD;
-        warm += e->units[u].tier == LT_CC_WARM;
+    return e;
+}
+
+/* A program whose plan and object are both in the disk cache: nothing to
+ * schedule, plan or render (NULL: not there). LT_DUMP_KERNELS asks for
+ * the source, so it always renders. */
+static cpu_exe *from_plan_cache(const lt_graph *g)
+{
+    const char *dump = getenv("LT_DUMP_KERNELS");
+    if (dump && *dump)
+        return NULL;
+    cpu_exe *e = calloc(1, sizeof *e);
+    void *entry = NULL;
+    if (!e || !kir_plan_cache_load(g, &e->plan, &e->info, &e->handle, &entry)) {
+        free(e);
+        return NULL;
     }
-    lt_metric_set("ColdUnits", cold);
-    lt_metric_set("WarmUnits", warm);
+    e->entry = (entry_fn)entry;
+    set_metrics(&e->info);
     return e;
 }
 
@@ -131,6 +172,7 @@ static lt_status cpu_build(cpu_exe *e)
     lt_status st = lt_cc_load(e->src, e->units, e->nunits, &e->handle, &entry, key);
     if (st != LT_OK)
         return st;
+    kir_plan_cache_store(&e->plan, &e->info, key);
     e->entry = (entry_fn)entry;
     free(e->src);
     e->src = NULL;
@@ -152,7 +194,10 @@ static cpu_exe *interp_fallback(const lt_graph *g)
 
 static void *cpu_compile(const lt_graph *g)
 {
-    cpu_exe *e = cpu_prepare(g);
+    cpu_exe *e = lt_cc_available(NULL, 0) ? from_plan_cache(g) : NULL;
+    if (e)
+        return e;
+    e = cpu_prepare(g);
     if (!e)
         return NULL;
     if (cpu_build(e) == LT_OK)
@@ -164,8 +209,11 @@ static void *cpu_compile(const lt_graph *g)
     return interp_fallback(g);
 }
 
-/* Ready at once when the disk cache holds the program (or when no compiler
- * works any more, with interp); otherwise cpu_compile_finish builds it. */
+/* Ready at once when the plan cache holds the program (or when no compiler
+ * works any more, with interp). Otherwise only a copy of the graph is
+ * kept: scheduling, planning and rendering (tens of milliseconds for a
+ * transformer step) are left to cpu_compile_finish, on the tiered
+ * backend's background thread, so the first tier starts at once. */
 static void *cpu_compile_start(const lt_graph *g, bool *ready)
 {
     *ready = false;
@@ -173,19 +221,36 @@ static void *cpu_compile_start(const lt_graph *g, bool *ready)
         *ready = true;
         return interp_fallback(g);
     }
-    cpu_exe *e = cpu_prepare(g);
-    void *entry = NULL;
-    char key[33];
-    if (e && lt_cc_lookup(e->src, e->units, e->nunits, &e->handle, &entry, key)) {
-        e->entry = (entry_fn)entry;
-        free(e->src);
-        e->src = NULL;
+    cpu_exe *e = from_plan_cache(g);
+    if (e) {
         *ready = true;
+        return e;
+    }
+    e = calloc(1, sizeof *e);
+    if (e)
+        e->pending = lt_graph_copy(g);
+    if (!e || !e->pending) {
+        free(e);
+        lt_error(LT_ERR_MEMORY, "cpu backend: out of memory");
+        return NULL;
     }
     return e;
 }
 
-static lt_status cpu_compile_finish(void *exe) { return cpu_build(exe); }
+/* The rest of a compile_start: the quick part if it was left for later,
+ * then the object (disk cache by source, or the compiler). */
+static lt_status cpu_compile_finish(void *exe)
+{
+    cpu_exe *e = exe;
+    if (e->pending) {
+        lt_status st = prepare(e, e->pending, false);
+        lt_graph_free(e->pending);
+        e->pending = NULL;
+        if (st != LT_OK)
+            return st;
+    }
+    return cpu_build(e);
+}
 
 /* ---- execute ----------------------------------------------------------------- */
 

@@ -5,9 +5,9 @@
  * Compiling a new graph with the cpu backend waits for the system C
  * compiler (`cc -O3`): a third of a second for an MLP step, seconds for a
  * transformer. The tiered backend hides that wait. For a graph it meets it
- * asks the cpu backend for the quick part of a compile (schedule, memory
- * plan, C source, disk-cache lookup: compile_start). A program found in
- * the disk cache is used at once (no first tier). Otherwise the graph runs
+ * asks the cpu backend for the quick part of a compile (a plan-cache
+ * lookup: compile_start). A program found there is used at once (no first
+ * tier); schedule, memory plan and render are part of the slow part. Otherwise the graph runs
  * on the interp backend (eager kernels, no compile) from its first
  * execution on, and one background thread builds the native program
  * (compile_finish); once built, later executions use it.

@@ -561,18 +561,11 @@ void lt_cc_unload(void *handle)
         dlclose(handle);
 }
 
-/* Reads only what never changes once cc_usable is set (cc_id, the cache
- * directory), so it needs no cc_lock and never waits behind a build on
- * another thread; files are replaced atomically, so a concurrent build or
- * eviction can only make it miss. */
-bool lt_cc_lookup(const char *src, const lt_cc_unit *units, int nunits, void **handle, void **entry,
-                  char *key_hex)
+/* Loads the cached object `name` of `key`: the part of a lookup that
+ * needs no cc_lock. */
+static bool load_cached(const uint64_t key[2], const char *name, void **handle, void **entry)
 {
-    if (!src || !units_valid(units, nunits) || !atomic_load_explicit(&cc_usable, memory_order_acquire))
-        return false;
-    uint64_t key[2];
-    char stem[40], name[48], why[256];
-    program_key(src, units, nunits, key, stem, name);
+    char why[256];
     bool corrupt;
     void *h = cc_cache_load(&cache, name, key, &corrupt, why, sizeof why);
     if (corrupt)
@@ -584,8 +577,44 @@ bool lt_cc_lookup(const char *src, const lt_cc_unit *units, int nunits, void **h
         return false;
     }
     lt_metric_add("DiskCacheHit", 1);
-    memcpy(key_hex, stem, 33);
     *handle = h;
     *entry = e;
     return true;
+}
+
+/* Reads only what never changes once cc_usable is set (cc_id, the cache
+ * directory), so it needs no cc_lock and never waits behind a build on
+ * another thread; files are replaced atomically, so a concurrent build or
+ * eviction can only make it miss. */
+bool lt_cc_lookup(const char *src, const lt_cc_unit *units, int nunits, void **handle, void **entry,
+                  char *key_hex)
+{
+    if (!src || !units_valid(units, nunits) || !atomic_load_explicit(&cc_usable, memory_order_acquire))
+        return false;
+    uint64_t key[2];
+    char stem[40], name[48];
+    program_key(src, units, nunits, key, stem, name);
+    if (!load_cached(key, name, handle, entry))
+        return false;
+    memcpy(key_hex, stem, 33);
+    return true;
+}
+
+bool cc_lookup_object(const uint64_t key[2], void **handle, void **entry)
+{
+    if (!atomic_load_explicit(&cc_usable, memory_order_acquire))
+        return false;
+    char stem[40], name[48];
+    cc_format(stem, sizeof stem, "%016llx%016llx", (unsigned long long)key[0], (unsigned long long)key[1]);
+    cc_format(name, sizeof name, "%s.so", stem);
+    return load_cached(key, name, handle, entry);
+}
+
+const cc_dir *cc_usable_dir(uint64_t id[2])
+{
+    if (!atomic_load_explicit(&cc_usable, memory_order_acquire))
+        return NULL;
+    id[0] = cc_id[0];
+    id[1] = cc_id[1];
+    return &cache;
 }

@@ -502,6 +502,21 @@ bool cc_cache_store(const cc_dir *d, int build_fd, const char *name, const char 
     return ok && renameat(build_fd, name, d->fd, final_name) == 0;
 }
 
+bool cc_cache_put(const cc_dir *d, const char *final_name, const void *data, size_t n)
+{
+    char tmp[32] = "tmp-";
+    random_name(tmp + 4, 16);
+    int fd = cc_create_file(d->fd, tmp);
+    if (fd < 0)
+        return false;
+    bool ok = cc_write_all(fd, data, n);
+    ok = close(fd) == 0 && ok;
+    ok = ok && renameat(d->fd, tmp, d->fd, final_name) == 0;
+    if (!ok)
+        unlinkat(d->fd, tmp, 0);
+    return ok;
+}
+
 /* ---- eviction ----------------------------------------------------------------------------------------- */
 
 typedef struct cache_file {

@@ -103,6 +103,20 @@ void *cc_cache_load(const cc_dir *d, const char *name, const uint64_t key[2], bo
  * d/<final_name> (atomically replacing whatever is there). */
 bool cc_cache_store(const cc_dir *d, int build_fd, const char *name, const char *final_name, const uint64_t key[2]);
 
+/* Writes a small file d/<final_name> whole: to a temporary name first,
+ * then renamed into place (a reader never sees part of it). */
+bool cc_cache_put(const cc_dir *d, const char *final_name, const void *data, size_t n);
+
+/* ---- cc.c, for the plan cache (plan_cache.c) ---------------------------------------------------- */
+
+/* Once the compiler is known to work: the cache directory, and the
+ * toolchain's identity in id; NULL before (or when it stopped working).
+ * Never waits for a build in progress. */
+const cc_dir *cc_usable_dir(uint64_t id[2]);
+/* Loads the cached object of key (as lt_cc_lookup does once it has the
+ * key): validated, counted as a DiskCacheHit; false if absent or damaged. */
+bool cc_lookup_object(const uint64_t key[2], void **handle, void **entry);
+
 /* Keeps d under LT_CACHE_MAX_MB (never evicting `keep`) and removes build
  * directories left by crashed processes (older than stale_s seconds). */
 void cc_cache_evict(const cc_dir *d, const char *keep, double stale_s);

@@ -36,17 +36,22 @@
  *   LT_CACHE_MAX_MB  bound on the disk cache (default 512; oldest evicted first)
  *   LT_DUMP_KERNELS  directory: the generated C of every compiled graph
  *                    (graph-<hash>.c, or graph-<hash>.part<i>.c for each
- *                    unit of a program of several)
+ *                    unit of a program of several); set, graphs are always
+ *                    rendered (the plan cache is not read)
  *   LT_TIERED        0: the lazy device's default backend is "cpu" (each new
  *                    graph waits for its compile) instead of "tiered" (a new
  *                    graph runs on interp while this compiler builds it in
  *                    the background: src/backend/tiered.c, whose counters
  *                    are BackgroundCompiles, InterpTierRuns, TierSwaps and
  *                    BackgroundCompileFailures)
- * Counters: "Kernels" (kernels of the last compiled program), "KernelCalls"
+ * Counters: "Kernels" (kernels of the last program compiled or found in
+ * the plan cache by a barrier: the tiered backend's background builds set
+ * none of these program counters), "KernelCalls"
  * (of which eager calls), "ProgramBytes" (its C source), "TranslationUnits"
  * (and "ColdUnits" of them), "DiskCacheHit", "DiskCacheMiss",
- * "CompileErrors", "DiskCacheCorrupt".
+ * "CompileErrors", "DiskCacheCorrupt"; the plan cache (plan_cache.h):
+ * "PlanCacheHit", "PlanCacheMiss", "PlanCacheCorrupt", "PlanCacheStores",
+ * "PlanCacheRefused".
  */
 #ifndef LT_COMPILER_H
 #define LT_COMPILER_H

@@ -277,7 +277,7 @@ static void plan_clear(kir_plan *p)
         free(p->calls[i].in);
     p->nk = p->nb = p->ncalls = 0;
     p->nouts = 0;
-    uint32_t nv = p->g->nnodes * LT_MAX_OUTPUTS;
+    uint32_t nv = p->vbuf && p->vkernel ? p->g->nnodes * LT_MAX_OUTPUTS : 0; /* none in a loaded plan */
     for (uint32_t v = 0; v < nv; v++) {
         p->vbuf[v] = -1;
         p->vkernel[v] = -1;
