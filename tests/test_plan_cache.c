@@ -88,6 +88,35 @@ static void make_graph(small_graph *s, int64_t rows)
     s->g.nscalars = 1;
 }
 
+/* leaves w f32[rows,2], a f32[rows,3], b f32[3,2], scalar parameter lr;
+ * root: w - lr * (a @ b), which the schedule folds into one gemm update. */
+static void make_fused_graph(small_graph *s, int64_t rows)
+{
+    memset(s, 0, sizeof *s);
+    s->g.nodes = s->nodes;
+    s->g.inputs = s->inputs;
+    s->g.roots = s->roots;
+    int64_t sw[] = {rows, 2}, sa[] = {rows, 3}, sb[] = {3, 2};
+    lt_meta mw = lt_meta_make(LT_F32, sw, 2), ma = lt_meta_make(LT_F32, sa, 2), mb = lt_meta_make(LT_F32, sb, 2);
+    uint32_t w = add_node(s, LT_NODE_DATA, 0, &mw, 0, NULL);
+    s->nodes[w].slot = 0;
+    uint32_t a = add_node(s, LT_NODE_DATA, 0, &ma, 0, NULL);
+    s->nodes[a].slot = 1;
+    uint32_t b = add_node(s, LT_NODE_DATA, 0, &mb, 0, NULL);
+    s->nodes[b].slot = 2;
+    uint32_t in_mm[] = {a, b};
+    uint32_t mm = add_node(s, LT_NODE_OP, LT_OP_MATMUL, &mw, 2, in_mm);
+    uint32_t in_upd[] = {w, mm};
+    uint32_t upd = add_node(s, LT_NODE_OP, LT_OP_SUB, &mw, 2, in_upd);
+    s->nodes[upd].attrs.nf = 1;
+    s->nodes[upd].attrs.f[0] = 0.05;
+    s->nodes[upd].attr_param[0] = 0;
+    s->roots[0] = (lt_gvalue){upd, 0};
+    s->g.nroots = 1;
+    s->g.nleaves = 3;
+    s->g.nscalars = 1;
+}
+
 typedef struct encoded {
     small_graph sg;
     kir_plan plan;
@@ -106,6 +135,19 @@ static void encode_small(encoded *e)
     assert_int_equal(kir_memplan(&e->plan), LT_OK);
     assert_int_equal(e->plan.ncalls, 1); /* the matmul */
     e->info = (kir_plan_info){.kernels = e->plan.nk, .functions = 1, .calls = 1, .bytes = 1000, .units = 1};
+    assert_true(kir_graph_bytes(&e->sg.g, &e->graph));
+    e->bytes = kir_plan_encode(&e->plan, &e->info, &e->graph, entry_key, object_key, &e->len);
+    assert_non_null(e->bytes);
+}
+
+static void encode_fused(encoded *e)
+{
+    make_fused_graph(&e->sg, 4);
+    assert_int_equal(kir_schedule(&e->plan, &e->sg.g), LT_OK);
+    assert_int_equal(kir_memplan(&e->plan), LT_OK);
+    assert_int_equal(e->plan.nfused_gemm, 1);
+    assert_int_equal(e->plan.nk, 1); /* the gemm alone */
+    e->info = (kir_plan_info){.kernels = 1, .calls = 1, .fused_gemm = 1, .bytes = 1000, .units = 1};
     assert_true(kir_graph_bytes(&e->sg.g, &e->graph));
     e->bytes = kir_plan_encode(&e->plan, &e->info, &e->graph, entry_key, object_key, &e->len);
     assert_non_null(e->bytes);
@@ -236,32 +278,37 @@ static void assert_plan_in_range(const kir_plan *p, const lt_graph *g)
             assert_true(p->calls[c].in[k].scalar || (p->calls[c].in[k].buf >= 0 && p->calls[c].in[k].buf < p->nb));
         for (int o = 0; o < p->calls[c].nout; o++)
             assert_true(p->calls[c].out[o] >= 0 && p->calls[c].out[o] < p->nb);
+        const kir_call *call = &p->calls[c];
+        if (call->acc_buf >= 0) { /* a fused update copies acc into out, then runs the gemm */
+            assert_true(call->acc_buf < p->nb && call->acc_buf != call->out[0]);
+            assert_int_equal(p->b[call->acc_buf].nbytes, p->b[call->out[0]].nbytes);
+            assert_true(call->in[0].buf != call->acc_buf && call->in[1].buf != call->acc_buf);
+        }
     }
 }
 
-static void test_hostile_but_sealed(void **state)
+/* Every 8-byte word of the plan part replaced by hostile values, the
+ * checksum made right again: each entry is refused or decodes in range. */
+static void hostile_sweep(const encoded *e)
 {
-    (void)state;
-    encoded e;
-    encode_small(&e);
     const int64_t hostile[] = {-1, -2, 1, 7, 64, 1 << 20, INT32_MAX, (int64_t)1 << 40, INT64_MAX, INT64_MIN};
-    size_t plan_start = 64 + 8 + e.graph.n; /* header, graph length, graph */
-    unsigned char *copy = malloc(e.len);
+    size_t plan_start = 64 + 8 + e->graph.n; /* header, graph length, graph */
+    unsigned char *copy = malloc(e->len);
     int accepted = 0, refused = 0;
-    for (size_t at = plan_start; at + 8 <= e.len; at += 8) {
+    for (size_t at = plan_start; at + 8 <= e->len; at += 8) {
         for (size_t h = 0; h < sizeof hostile / sizeof *hostile; h++) {
-            memcpy(copy, e.bytes, e.len);
+            memcpy(copy, e->bytes, e->len);
             int64_t was;
             memcpy(&was, copy + at, 8);
             if (was == hostile[h])
                 continue;
             memcpy(copy + at, &hostile[h], 8);
-            reseal(copy, e.len);
+            reseal(copy, e->len);
             kir_plan p;
             kir_plan_info info;
             uint64_t object[2];
-            if (kir_plan_decode(copy, e.len, &e.sg.g, &e.graph, entry_key, &p, &info, object)) {
-                assert_plan_in_range(&p, &e.sg.g);
+            if (kir_plan_decode(copy, e->len, &e->sg.g, &e->graph, entry_key, &p, &info, object)) {
+                assert_plan_in_range(&p, &e->sg.g);
                 kir_plan_free(&p);
                 accepted++;
             } else {
@@ -272,12 +319,58 @@ static void test_hostile_but_sealed(void **state)
     assert_true(refused > 0);
     print_message("hostile sealed entries: %d refused, %d accepted (in range)\n", refused, accepted);
     /* a length that claims more than the file holds */
-    memcpy(copy, e.bytes, e.len);
+    memcpy(copy, e->bytes, e->len);
     uint64_t glen = UINT64_MAX - 3;
     memcpy(copy + 64, &glen, 8);
-    reseal(copy, e.len);
-    assert_false(decodes(&e, copy, e.len));
+    reseal(copy, e->len);
+    assert_false(decodes(e, copy, e->len));
     free(copy);
+}
+
+static void test_hostile_but_sealed(void **state)
+{
+    (void)state;
+    encoded e;
+    encode_small(&e);
+    hostile_sweep(&e);
+    free_encoded(&e);
+}
+
+/* A fused gemm update (fuse_gemm.c) comes back as it went, its unused
+ * product buffer included; damaged or hostile, it is refused or in range. */
+static void test_fused_update(void **state)
+{
+    (void)state;
+    encoded e;
+    encode_fused(&e);
+    kir_plan p;
+    kir_plan_info info;
+    uint64_t object[2];
+    assert_true(kir_plan_decode(e.bytes, e.len, &e.sg.g, &e.graph, entry_key, &p, &info, object));
+    assert_memory_equal(&info, &e.info, sizeof info);
+    assert_int_equal(p.ncalls, 1);
+    const kir_call *c = &p.calls[0], *want = &e.plan.calls[0];
+    assert_true(want->acc_buf >= 0);
+    assert_int_equal(c->acc_buf, want->acc_buf);
+    assert_int_equal(c->out[0], want->out[0]);
+    assert_int_equal(c->alpha_slot, 0);
+    assert_true(c->alpha_negated);
+    int unused = 0;
+    for (int b = 0; b < p.nb; b++) {
+        assert_int_equal(p.b[b].nbytes, e.plan.b[b].nbytes);
+        assert_int_equal(p.b[b].donor, e.plan.b[b].donor);
+        unused += p.b[b].kind == KB_TMP && p.b[b].nbytes == 0;
+    }
+    assert_int_equal(unused, 1); /* the product */
+    kir_plan_free(&p);
+    unsigned char *copy = malloc(e.len);
+    for (size_t i = 0; i < e.len; i++) {
+        memcpy(copy, e.bytes, e.len);
+        copy[i] ^= (unsigned char)(1u << (i % 8));
+        assert_false(decodes(&e, copy, e.len));
+    }
+    free(copy);
+    hostile_sweep(&e);
     free_encoded(&e);
 }
 
@@ -453,6 +546,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_round_trip, lt_test_setup, lt_test_teardown),
         cmocka_unit_test_setup_teardown(test_damage_refused, lt_test_setup, lt_test_teardown),
         cmocka_unit_test_setup_teardown(test_hostile_but_sealed, lt_test_setup, lt_test_teardown),
+        cmocka_unit_test_setup_teardown(test_fused_update, lt_test_setup, lt_test_teardown),
         cmocka_unit_test_setup_teardown(test_across_processes, lt_test_setup, lt_test_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
