@@ -750,6 +750,28 @@ int lt_split(lt_tensor *t, int64_t split_size, int dim, lt_tensor **out, int max
 int lt_chunk(lt_tensor *t, int chunks, int dim, lt_tensor **out, int max_out);
 /** Elements of t at positions index (1-D integer tensor) along dim. */
 lt_tensor *lt_index_select(lt_tensor *t, int dim, lt_tensor *index);
+/**
+ * Advanced indexing, PyTorch's t[i0, i1, ...] with integer index tensors:
+ * indices[d] (d < n <= ndim(t)) is an integer tensor indexing dim d of t, or
+ * NULL where that dim is taken whole (as `:`); at least one is a tensor,
+ * all on t's device. The index tensors broadcast together to a shape B,
+ * and negative values count from the end. The result holds the selected
+ * elements (a copy): t's shape with the indexed dims replaced by B, in
+ * their place when they are adjacent, else first (torch's rule). An index
+ * out of range is LT_ERR_INDEX (with several index tensors the range is
+ * checked first, which reads them: a sync on the lazy device). A bool mask
+ * indexes through the columns of lt_nonzero(mask), one per masked dim.
+ *
+ *     lt_tensor *rows = lt_index(t, (lt_tensor *[]){NULL, idx}, 2);  // t[:, idx]
+ */
+lt_tensor *lt_index(lt_tensor *t, lt_tensor *const *indices, int n);
+/**
+ * t[i0, i1, ...] = values, in place, with the indices of lt_index: values
+ * (any dtype, converted to t's) broadcast to the shape lt_index would give.
+ * Where an index repeats, one of the values lands. t may be a view: the
+ * write reaches its base (lt_copy_). Returns t, or NULL on error.
+ */
+lt_tensor *lt_index_put_(lt_tensor *t, lt_tensor *const *indices, int n, lt_tensor *values);
 /** out[i][j] = t[index[i][j]][j] (dim 0), etc.; index is i64/i32 with the
  *  same ndim as t (a 0-d t takes a 1-D index of zeros, as torch). */
 lt_tensor *lt_gather(lt_tensor *t, int dim, lt_tensor *index);
