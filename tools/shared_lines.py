@@ -21,7 +21,7 @@ import sys
 def c_code_lines(text):
     """Non-blank lines of C with comments removed (strings and character
     constants are kept whole, so a "/*" inside one is not a comment)."""
-    out, i, n, in_block = [], 0, len(text), False
+    i, n, in_block = 0, len(text), False
     line_has_code = False
     count = 0
     while i < n:
@@ -51,7 +51,6 @@ def c_code_lines(text):
         else:
             line_has_code = line_has_code or not ch.isspace()
             i += 1
-    del out
     return count + line_has_code
 
 
