@@ -12,8 +12,11 @@ JOBS ?= $(shell nproc)
 PACKAGES = cmake gcc make pkg-config libopenblas-pthread-dev libcmocka-dev zlib1g-dev dataset-fashion-mnist \
   libopenmpi-dev openmpi-bin
 TEST_PACKAGES = python3-torch python3-dev python3-numpy python3-pytest
+# `pip install ./python` in a virtual environment: the compiler, OpenBLAS and
+# zlib the extension links, Python's headers and venv, and the example's data.
+PYTHON_PACKAGES = gcc pkg-config libopenblas-pthread-dev zlib1g-dev python3-dev python3-venv dataset-fashion-mnist
 
-.PHONY: all deps deps-test install-packages build install build-asan test test-fast test-asan bench bench-compile bench-peers demo fuzz fuzz-build clean
+.PHONY: all deps deps-test deps-python install-packages build install build-asan test test-fast test-asan bench bench-compile bench-peers demo fuzz fuzz-build clean
 
 all: build
 
@@ -23,6 +26,10 @@ deps:
 
 deps-test:
 	@$(MAKE) --no-print-directory install-packages LIST="$(PACKAGES) $(TEST_PACKAGES)"
+
+# The Debian packages of the README's Python quick start.
+deps-python:
+	@$(MAKE) --no-print-directory install-packages LIST="$(PYTHON_PACKAGES)"
 
 install-packages:
 	@missing=""; for p in $(LIST); do \

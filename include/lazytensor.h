@@ -341,6 +341,55 @@ lt_tensor *lt_from_data(const void *data, const int64_t *dims, int ndim, lt_dtyp
 lt_tensor *lt_from_external(void *data, const int64_t *dims, int ndim, const int64_t *strides, lt_dtype dt,
                             void (*release)(void *ctx), void *ctx);
 
+/*
+ * DLPack, the zero-copy exchange format of numpy, PyTorch and others: its
+ * structs (ABI 0.8, laid out as the DLPack specification documents them),
+ * and a DLPack view of a cpu tensor and a tensor over a DLPack producer's
+ * memory. Strides are in elements; NULL strides mean row-major contiguous.
+ */
+enum { LT_DL_CPU = 1 }; /**< DLDeviceType kDLCPU, the one device exchanged */
+enum { LT_DL_INT = 0, LT_DL_UINT = 1, LT_DL_FLOAT = 2, LT_DL_BFLOAT = 4, LT_DL_BOOL = 6 }; /**< DLDataTypeCode */
+typedef struct lt_dl_device {
+    int32_t device_type;
+    int32_t device_id;
+} lt_dl_device;
+typedef struct lt_dl_dtype {
+    uint8_t code;
+    uint8_t bits;
+    uint16_t lanes;
+} lt_dl_dtype;
+typedef struct lt_dl_tensor {
+    void *data;
+    lt_dl_device device;
+    int32_t ndim;
+    lt_dl_dtype dtype;
+    int64_t *shape;
+    int64_t *strides;
+    uint64_t byte_offset;
+} lt_dl_tensor;
+typedef struct lt_dl_managed_tensor {
+    lt_dl_tensor dl_tensor;
+    void *manager_ctx;
+    void (*deleter)(struct lt_dl_managed_tensor *self);
+} lt_dl_managed_tensor;
+/**
+ * A DLPack view of cpu tensor t: its memory, shape, strides and dtype. The
+ * consumer calls m->deleter(m) once when done; until then the memory stays
+ * valid, even after t's release or an in-place move of t (lt_to_). NULL on
+ * error: a tensor not on the cpu device (LT_ERR_DEVICE), out of memory.
+ */
+lt_dl_managed_tensor *lt_to_dlpack(lt_tensor *t);
+/**
+ * A cpu tensor over the memory of a DLPack producer's tensor m (no copy;
+ * byte_offset applied). The library calls m->deleter(m) (if not NULL) once,
+ * when the last tensor or view on it dies. Refused with NULL, leaving m
+ * the caller's (the deleter is not called): a NULL m, a device other than
+ * the cpu (LT_ERR_DEVICE), a dtype lazytensor lacks or with lanes != 1
+ * (LT_ERR_DTYPE), more than LT_MAX_DIMS dims, and what lt_from_external
+ * refuses (negative strides, misalignment).
+ */
+lt_tensor *lt_from_dlpack(lt_dl_managed_tensor *m);
+
 /* ---- random numbers (Philox 4x32-10, counter based) -------------------- */
 
 /**
@@ -751,6 +800,28 @@ int lt_split(lt_tensor *t, int64_t split_size, int dim, lt_tensor **out, int max
 int lt_chunk(lt_tensor *t, int chunks, int dim, lt_tensor **out, int max_out);
 /** Elements of t at positions index (1-D integer tensor) along dim. */
 lt_tensor *lt_index_select(lt_tensor *t, int dim, lt_tensor *index);
+/**
+ * Advanced indexing, PyTorch's t[i0, i1, ...] with integer index tensors:
+ * indices[d] (d < n <= ndim(t)) is an integer tensor indexing dim d of t, or
+ * NULL where that dim is taken whole (as `:`); at least one is a tensor,
+ * all on t's device. The index tensors broadcast together to a shape B,
+ * and negative values count from the end. The result holds the selected
+ * elements (a copy): t's shape with the indexed dims replaced by B, in
+ * their place when they are adjacent, else first (torch's rule). An index
+ * out of range is LT_ERR_INDEX (with several index tensors the range is
+ * checked first, which reads them: a sync on the lazy device). A bool mask
+ * indexes through the columns of lt_nonzero(mask), one per masked dim.
+ *
+ *     lt_tensor *rows = lt_index(t, (lt_tensor *[]){NULL, idx}, 2);  // t[:, idx]
+ */
+lt_tensor *lt_index(lt_tensor *t, lt_tensor *const *indices, int n);
+/**
+ * t[i0, i1, ...] = values, in place, with the indices of lt_index: values
+ * (any dtype, converted to t's) broadcast to the shape lt_index would give.
+ * Where an index repeats, one of the values lands. t may be a view: the
+ * write reaches its base (lt_copy_). Returns t, or NULL on error.
+ */
+lt_tensor *lt_index_put_(lt_tensor *t, lt_tensor *const *indices, int n, lt_tensor *values);
 /** out[i][j] = t[index[i][j]][j] (dim 0), etc.; index is i64/i32 with the
  *  same ndim as t (a 0-d t takes a 1-D index of zeros, as torch). */
 lt_tensor *lt_gather(lt_tensor *t, int dim, lt_tensor *index);

@@ -33,6 +33,9 @@ expect 0 "usage: lazytensor-train" --help
 expect 1 "no/such/dir/train-images-idx3-ubyte.gz" --data /no/such/dir
 expect 1 "dataset-fashion-mnist" --data /usr/share/datasets/fashion-mnist/missing-subdir
 
+# --print-losses: every step's loss, 9 decimals, epoch by epoch
+expect 0 "^epoch 2 step 1 loss [0-9]\.[0-9]\{9\}$" --model mlp --device cpu --epochs 2 --steps 2 --quiet --print-losses
+
 printf 'not a safetensors file' >"$tmp/bad.safetensors"
 expect 1 "corrupt\|truncated" --load "$tmp/bad.safetensors" --steps 1 --epochs 1 --quiet
 

@@ -30,7 +30,7 @@ typedef struct options {
     int64_t batch, max_steps;
     double lr, label_smoothing, bucket_mb;
     uint64_t seed;
-    bool compare, quiet;
+    bool compare, quiet, print_losses;
 } options;
 
 static void usage(FILE *f)
@@ -54,6 +54,7 @@ static void usage(FILE *f)
             "  --compare                run --compare-steps steps on cpu and lazy, compare\n"
             "  --compare-steps N        steps for --compare (default 50)\n"
             "  --quiet                  no progress bar\n"
+            "  --print-losses           print every step's loss (9 decimals) on stdout\n"
             "  --help                   this text\n");
 }
 
@@ -93,7 +94,7 @@ static bool is_value_option(const char *a)
 /* Parses argv into o; prints a message and returns false on bad input. */
 static bool parse_args(int argc, char **argv, options *o)
 {
-    *o = (options){"mlp", "lazy", "adam", DEFAULT_DATA, NULL, NULL, 2, 50, 0, 128, -1, -1, 0, 0, 1, false, false};
+    *o = (options){"mlp", "lazy", "adam", DEFAULT_DATA, NULL, NULL, 2, 50, 0, 128, -1, -1, 0, 0, 1, false, false, false};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -106,6 +107,8 @@ static bool parse_args(int argc, char **argv, options *o)
             o->compare = true, takes_value = false;
         } else if (!strcmp(a, "--quiet")) {
             o->quiet = true, takes_value = false;
+        } else if (!strcmp(a, "--print-losses")) {
+            o->print_losses = true, takes_value = false;
         } else if (!is_value_option(a)) {
             fprintf(stderr, "lazytensor-train: unknown option %s (see --help)\n", a);
             return false;
@@ -482,6 +485,8 @@ static int train(trainer *t)
                 free(step_ms);
                 return 1;
             }
+            if (lead && t->o.print_losses)
+                printf("epoch %d step %lld loss %.9f\n", e, (long long)s, loss);
             if (lead)
                 progress(&t->o, e, s + 1, steps, now_s() - start, loss);
         }

@@ -1,7 +1,6 @@
 /* convert.c - tensors from Python data (nested lists, the buffer protocol,
  * zero-copy numpy arrays, DLPack capsules) and back (tolist, DLPack). */
 #include "ltpy.h"
-#include "dlpack.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -305,41 +304,27 @@ PyObject *ltpy_tolist(PyObject *self, PyObject *unused)
     return r;
 }
 
-/* ---- DLPack ------------------------------------------------------------------ */
-
-typedef struct {
-    ltpy_dl_managed managed;
-    lt_tensor *alias; /* shares the storage: keeps the memory alive */
-    int64_t shape[LT_MAX_DIMS], strides[LT_MAX_DIMS];
-} dl_export;
-
-static void dl_export_delete(ltpy_dl_managed *m)
-{
-    dl_export *e = (dl_export *)m;
-    lt_release(e->alias);
-    free(e);
-}
+/* ---- DLPack: lt_to_dlpack / lt_from_dlpack in PyCapsules ---------------------- */
 
 static void dl_capsule_destructor(PyObject *capsule)
 {
     if (PyCapsule_IsValid(capsule, "dltensor")) { /* never consumed */
-        ltpy_dl_managed *m = PyCapsule_GetPointer(capsule, "dltensor");
+        lt_dl_managed_tensor *m = PyCapsule_GetPointer(capsule, "dltensor");
         if (m && m->deleter)
             m->deleter(m);
     }
 }
 
-static bool dl_dtype(lt_dtype dt, ltpy_dl_dtype *out)
+/* A tensor that cannot be exchanged is a BufferError, as numpy's; other
+ * failures keep their usual exception. */
+static PyObject *dl_raise(void)
 {
-    static const ltpy_dl_dtype map[LT_NUM_DTYPES] = {
-        [LT_F32] = {LTPY_DL_FLOAT, 32, 1}, [LT_F64] = {LTPY_DL_FLOAT, 64, 1}, [LT_I32] = {LTPY_DL_INT, 32, 1},
-        [LT_I64] = {LTPY_DL_INT, 64, 1},   [LT_U8] = {LTPY_DL_UINT, 8, 1},    [LT_BOOL] = {LTPY_DL_BOOL, 8, 1},
-        [LT_BF16] = {LTPY_DL_BFLOAT, 16, 1}, [LT_F16] = {LTPY_DL_FLOAT, 16, 1},
-    };
-    if ((int)dt < 0 || dt >= LT_NUM_DTYPES)
-        return false;
-    *out = map[dt];
-    return true;
+    lt_status st = lt_last_status();
+    if (st != LT_ERR_DEVICE && st != LT_ERR_DTYPE && st != LT_ERR_SHAPE)
+        return ltpy_raise();
+    PyErr_SetString(PyExc_BufferError, lt_last_error());
+    lt_clear_error();
+    return NULL;
 }
 
 PyObject *ltpy_to_dlpack(PyObject *self, PyObject *args, PyObject *kw)
@@ -348,80 +333,48 @@ PyObject *ltpy_to_dlpack(PyObject *self, PyObject *args, PyObject *kw)
     static char *kwlist[] = {"stream", NULL};
     if (!PyArg_ParseTupleAndKeywords(args, kw, "|O:__dlpack__", kwlist, &stream))
         return NULL;
-    lt_tensor *t = LTPY_TENSOR(self);
-    if (lt_tensor_device(t).kind != LT_DEVICE_CPU) {
-        PyErr_SetString(PyExc_BufferError, "__dlpack__: only cpu tensors are exported (call .to('cpu') first)");
-        return NULL;
-    }
-    dl_export *e = calloc(1, sizeof *e);
-    if (!e)
-        return PyErr_NoMemory();
-    e->alias = lt_detach(t);
-    void *data = e->alias ? lt_tensor_data(e->alias) : NULL;
-    if (!e->alias || (!data && lt_tensor_numel(t) != 0)) {
-        lt_release(e->alias);
-        free(e);
-        return ltpy_raise();
-    }
-    int nd = lt_tensor_ndim(t);
-    memcpy(e->shape, lt_tensor_shape(t), sizeof(int64_t) * (size_t)nd);
-    memcpy(e->strides, lt_tensor_strides(t), sizeof(int64_t) * (size_t)nd);
-    ltpy_dl_tensor *d = &e->managed.dl_tensor;
-    d->data = data;
-    d->device = (ltpy_dl_device){LTPY_DL_CPU, 0};
-    d->ndim = nd;
-    dl_dtype(lt_tensor_dtype(t), &d->dtype);
-    d->shape = e->shape;
-    d->strides = e->strides;
-    d->byte_offset = 0;
-    e->managed.manager_ctx = e;
-    e->managed.deleter = dl_export_delete;
-    PyObject *cap = PyCapsule_New(&e->managed, "dltensor", dl_capsule_destructor);
+    lt_dl_managed_tensor *m = lt_to_dlpack(LTPY_TENSOR(self));
+    if (!m)
+        return dl_raise();
+    PyObject *cap = PyCapsule_New(m, "dltensor", dl_capsule_destructor);
     if (!cap)
-        dl_export_delete(&e->managed);
+        m->deleter(m);
     return cap;
 }
 
-static int dl_to_dtype(ltpy_dl_dtype d)
-{
-    for (int i = 0; i < LT_NUM_DTYPES; i++) {
-        ltpy_dl_dtype m;
-        dl_dtype((lt_dtype)i, &m);
-        if (m.code == d.code && m.bits == d.bits && d.lanes == 1)
-            return i;
-    }
-    return -1;
-}
+/* An imported tensor keeps this around the producer's: its deleter (which
+ * may touch Python objects) runs holding the GIL, whichever thread drops
+ * the last tensor. */
+typedef struct {
+    lt_dl_managed_tensor outer;
+    lt_dl_managed_tensor *producer;
+} dl_import;
 
-static void dl_import_release(void *ctx)
+static void dl_import_delete(lt_dl_managed_tensor *m)
 {
-    ltpy_dl_managed *m = ctx;
-    if (m->deleter) {
-        PyGILState_STATE g = PyGILState_Ensure(); /* producers' deleters may touch Python objects */
-        m->deleter(m);
+    dl_import *w = (dl_import *)m;
+    if (w->producer->deleter) {
+        PyGILState_STATE g = PyGILState_Ensure();
+        w->producer->deleter(w->producer);
         PyGILState_Release(g);
     }
+    PyMem_RawFree(w);
 }
 
 /* _C.from_dlpack(capsule): a cpu tensor sharing the producer's memory. */
 PyObject *ltpy_from_dlpack_capsule(PyObject *self, PyObject *capsule)
 {
     (void)self;
-    ltpy_dl_managed *m = PyCapsule_GetPointer(capsule, "dltensor");
-    if (!m)
-        return NULL;
-    ltpy_dl_tensor *d = &m->dl_tensor;
-    int dt = dl_to_dtype(d->dtype);
-    if (d->device.device_type != LTPY_DL_CPU || dt < 0 || d->ndim < 0 || d->ndim > LT_MAX_DIMS) {
-        PyErr_Format(PyExc_BufferError, "from_dlpack: unsupported tensor (device type %d, dtype code %d bits %d "
-                     "lanes %d, %d dims): cpu tensors of lazytensor's dtypes only", d->device.device_type,
-                     d->dtype.code, d->dtype.bits, d->dtype.lanes, d->ndim);
-        return NULL;
+    lt_dl_managed_tensor *m = PyCapsule_GetPointer(capsule, "dltensor");
+    dl_import *w = m ? PyMem_RawMalloc(sizeof *w) : NULL;
+    if (!w)
+        return m ? PyErr_NoMemory() : NULL;
+    *w = (dl_import){{m->dl_tensor, w, dl_import_delete}, m};
+    lt_tensor *t = lt_from_dlpack(&w->outer);
+    if (!t) {
+        PyMem_RawFree(w); /* the capsule keeps m: its destructor frees it */
+        return dl_raise();
     }
-    void *data = (char *)d->data + d->byte_offset;
-    lt_tensor *t = lt_from_external(data, d->shape, d->ndim, d->strides, (lt_dtype)dt, dl_import_release, m);
-    if (!t)
-        return ltpy_raise(); /* the capsule keeps it: its destructor frees it */
     if (PyCapsule_SetName(capsule, "used_dltensor") < 0) {
         lt_release(t); /* calls the deleter */
         return NULL;

@@ -1,11 +1,10 @@
 /* index.c - t[index] and t[index] = value, PyTorch's rules, over the C
- * API's views (select, slice, unsqueeze), index_select, scatter and where.
+ * API's views (select, slice, unsqueeze), lt_index, lt_index_put_ and where.
  *
  * Basic items (ints, slices with positive steps, None, ...) make a view of
  * t, so assignment through them writes t. Advanced items (integer tensors
- * or lists, bool masks) are combined into one flat index over the indexed
- * dims: reading gathers with index_select, writing scatters into a copy of
- * those dims and copies it back through the view. */
+ * or lists, bool masks as lt_nonzero's columns) are lt_index's per-dim
+ * indices of that view: reading is lt_index, writing lt_index_put_. */
 #include "ltpy.h"
 
 typedef struct {
@@ -205,130 +204,26 @@ static bool parse_index(lt_tensor *t, PyObject *index, indexing *ix)
     return ok;
 }
 
-/* ---- advanced indexing: one flat index over the indexed dims ------------- */
+/* ---- advanced indexing: lt_index, lt_index_put_ ---------------------------- */
 
-typedef struct {
-    lt_tensor *flat;   /* [N, rest...]: the indexed dims first, merged */
-    lt_tensor *perm;   /* the view with the indexed dims first (a view of t) */
-    lt_tensor *lin;    /* flat positions, [M] */
-    int64_t bshape[LT_MAX_DIMS]; /* broadcast shape of the indices */
-    int nb;
-    int front;         /* where the index dims go in the result */
-} gather_plan;
-
-/* i + size where i < 0: Python's negative indices. */
-static lt_tensor *wrap_negative(lt_tensor *i, int64_t size)
+/* The advanced items as lt_index's per-dim indices of ix->view (NULL where
+ * a dim is taken whole); returns how many entries. */
+static int per_dim_indices(const indexing *ix, lt_tensor **indices)
 {
-    lt_tensor *s = lt_scalar((double)size, lt_tensor_dtype(i), lt_tensor_device(i));
-    lt_tensor *neg = lt_lt_scalar(i, 0), *shifted = lt_add(i, s);
-    lt_tensor *r = lt_where(neg, shifted, i);
-    lt_release(s), lt_release(neg), lt_release(shifted);
-    return r;
-}
-
-/* False (IndexError) if some index lies outside [-size, size). */
-static bool check_range(lt_tensor *i, int64_t size, int dim)
-{
-    lt_tensor *lo = lt_lt_scalar(i, (double)-size), *hi = lt_ge_scalar(i, (double)size);
-    lt_tensor *bad = lt_logical_or(lo, hi), *any = lt_any(bad, NULL, 0, false);
-    double v = 0;
-    lt_status st = any ? lt_item(any, &v) : lt_last_status();
-    lt_release(lo), lt_release(hi), lt_release(bad), lt_release(any);
-    if (st != LT_OK)
-        return ltpy_raise(), false;
-    if (v != 0)
-        PyErr_Format(PyExc_IndexError, "index out of range for dim %d of size %lld", dim, (long long)size);
-    return v == 0;
-}
-
-static bool plan_linear_index(indexing *ix, gather_plan *g)
-{
-    const int64_t *shape = lt_tensor_shape(ix->view);
-    lt_tensor *lin = NULL;
+    int n = 0;
     for (int j = 0; j < ix->nadv; j++) {
-        int64_t size = shape[ix->adv_dim[j]];
-        if (ix->nadv > 1 && !check_range(ix->adv[j], size, ix->adv_dim[j]))
-            return lt_release(lin), false;
-        lt_tensor *w = wrap_negative(ix->adv[j], size), *next;
-        if (!lin) {
-            next = lt_retain(w);
-        } else { /* lin * size + w */
-            lt_tensor *s = lt_scalar((double)size, LT_I64, lt_tensor_device(w));
-            lt_tensor *scaled = lt_mul(lin, s);
-            next = lt_add(scaled, w);
-            lt_release(s), lt_release(scaled);
-        }
-        lt_release(w), lt_release(lin);
-        if (!(lin = next))
-            return ltpy_raise(), false;
+        for (; n < ix->adv_dim[j]; n++)
+            indices[n] = NULL;
+        indices[n++] = ix->adv[j];
     }
-    g->nb = lt_tensor_ndim(lin);
-    for (int i = 0; i < g->nb; i++)
-        g->bshape[i] = lt_tensor_shape(lin)[i];
-    g->lin = lt_reshape(lin, (int64_t[]){-1}, 1);
-    lt_release(lin);
-    return g->lin ? true : (ltpy_raise(), false);
-}
-
-static bool plan_gather(indexing *ix, gather_plan *g)
-{
-    int nd = lt_tensor_ndim(ix->view), perm[LT_MAX_DIMS], np = 0;
-    bool taken[LT_MAX_DIMS] = {false}, adjacent = true;
-    for (int j = 0; j < ix->nadv; j++) {
-        perm[np++] = ix->adv_dim[j];
-        taken[ix->adv_dim[j]] = true;
-        adjacent = adjacent && (j == 0 || ix->adv_dim[j] == ix->adv_dim[j - 1] + 1);
-    }
-    int64_t fshape[LT_MAX_DIMS] = {1};
-    int nf = 1;
-    for (int j = 0; j < ix->nadv; j++)
-        fshape[0] *= lt_tensor_shape(ix->view)[ix->adv_dim[j]];
-    for (int i = 0; i < nd; i++)
-        if (!taken[i])
-            fshape[nf++] = lt_tensor_shape(ix->view)[perm[np++] = i];
-    g->front = adjacent ? ix->adv_dim[0] : 0;
-    g->perm = lt_permute(ix->view, perm, nd);
-    g->flat = g->perm ? lt_reshape(g->perm, fshape, nf) : NULL;
-    if (!g->flat)
-        return ltpy_raise(), false;
-    return plan_linear_index(ix, g);
-}
-
-static void plan_free(gather_plan *g)
-{
-    lt_release(g->flat), lt_release(g->perm), lt_release(g->lin);
-}
-
-/* Result dims [B..., rest...] -> rest[:front] + B + rest[front:]. */
-static void result_perm(const gather_plan *g, int nd, int *perm)
-{
-    int k = 0;
-    for (int i = 0; i < g->front; i++)
-        perm[k++] = g->nb + i;
-    for (int i = 0; i < g->nb; i++)
-        perm[k++] = i;
-    for (int i = g->nb + g->front; i < nd; i++)
-        perm[k++] = i;
+    return n;
 }
 
 static PyObject *gather(indexing *ix)
 {
-    gather_plan g = {0};
-    if (!plan_gather(ix, &g))
-        return plan_free(&g), NULL;
-    lt_tensor *rows = lt_index_select(g.flat, 0, g.lin);
-    int nr = lt_tensor_ndim(g.flat) - 1, nd = g.nb + nr, perm[LT_MAX_DIMS];
-    int64_t shape[LT_MAX_DIMS];
-    for (int i = 0; i < g.nb; i++)
-        shape[i] = g.bshape[i];
-    for (int i = 0; i < nr; i++)
-        shape[g.nb + i] = lt_tensor_shape(g.flat)[1 + i];
-    lt_tensor *shaped = nd <= LT_MAX_DIMS ? lt_reshape(rows, shape, nd) : NULL;
-    result_perm(&g, nd, perm);
-    lt_tensor *r = shaped ? lt_permute(shaped, perm, nd) : NULL;
-    lt_release(rows), lt_release(shaped);
-    plan_free(&g);
-    return ltpy_wrap(r);
+    lt_tensor *indices[LT_MAX_DIMS];
+    int n = per_dim_indices(ix, indices);
+    return ltpy_wrap(lt_index(ix->view, indices, n));
 }
 
 static PyObject *tensor_getitem(PyObject *self, PyObject *index)
@@ -343,55 +238,15 @@ static PyObject *tensor_getitem(PyObject *self, PyObject *index)
 
 /* ---- assignment ------------------------------------------------------------ */
 
-/* value as a tensor of dst's dtype, broadcast to shape (a copy). */
-static lt_tensor *value_as(PyObject *value, lt_tensor *dst, const int64_t *shape, int nd)
-{
-    lt_tensor *v = ltpy_operand(value, dst);
-    if (!v)
-        return NULL;
-    lt_tensor *out = lt_empty(shape, nd, lt_tensor_dtype(dst), lt_tensor_device(dst));
-    lt_tensor *r = out ? lt_copy_(out, v) : NULL;
-    lt_release(v);
-    if (!r) {
-        lt_release(out);
-        ltpy_raise();
-        return NULL;
-    }
-    return out;
-}
-
 static bool scatter_into(indexing *ix, PyObject *value)
 {
-    gather_plan g = {0};
-    if (!plan_gather(ix, &g))
-        return plan_free(&g), false;
-    int nr = lt_tensor_ndim(g.flat) - 1, nd = g.nb + nr, perm[LT_MAX_DIMS], inv[LT_MAX_DIMS];
-    int64_t rshape[LT_MAX_DIMS], mshape[LT_MAX_DIMS], ones[LT_MAX_DIMS];
-    result_perm(&g, nd, perm);
-    int64_t m = lt_tensor_numel(g.lin);
-    mshape[0] = m, ones[0] = m;
-    for (int i = 0; i < nd; i++)
-        inv[perm[i]] = i;
-    for (int i = 0; i < g.nb; i++)
-        rshape[inv[i]] = g.bshape[i];
-    for (int i = 0; i < nr; i++) {
-        rshape[inv[g.nb + i]] = mshape[1 + i] = lt_tensor_shape(g.flat)[1 + i];
-        ones[1 + i] = 1;
-    }
-    lt_tensor *src = value_as(value, g.flat, rshape, nd); /* the getitem result's shape */
-    lt_tensor *back = src ? lt_permute(src, inv, nd) : NULL;
-    lt_tensor *rows = back ? lt_reshape(back, mshape, nr + 1) : NULL;
-    lt_tensor *iv = lt_view(g.lin, ones, nr + 1);
-    lt_tensor *ie = iv ? lt_expand(iv, mshape, nr + 1) : NULL;
-    lt_tensor *idx = ie ? lt_contiguous(ie) : NULL;
-    lt_tensor *scattered = rows && idx ? lt_scatter(g.flat, 0, idx, rows) : NULL;
-    lt_tensor *shaped = scattered ? lt_reshape(scattered, lt_tensor_shape(g.perm), lt_tensor_ndim(g.perm)) : NULL;
-    bool ok = shaped && lt_copy_(g.perm, shaped);
+    lt_tensor *indices[LT_MAX_DIMS];
+    int n = per_dim_indices(ix, indices);
+    lt_tensor *v = ltpy_operand(value, ix->view);
+    bool ok = v && lt_index_put_(ix->view, indices, n, v);
     if (!ok && !PyErr_Occurred())
         ltpy_raise();
-    lt_release(src), lt_release(back), lt_release(rows), lt_release(iv), lt_release(ie), lt_release(idx);
-    lt_release(scattered), lt_release(shaped);
-    plan_free(&g);
+    lt_release(v);
     return ok;
 }
 
