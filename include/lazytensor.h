@@ -706,6 +706,22 @@ lt_tensor *lt_cummin(lt_tensor *t, int dim, lt_tensor **indices);
 /** log(cumsum(exp(x))) along dim, computed stably (torch.logcumsumexp).
  *  Floating inputs only. */
 lt_tensor *lt_logcumsumexp(lt_tensor *t, int dim);
+/** The k-th smallest value (k = 1..size) along dim (torch.kthvalue); NaN
+ *  counts as the largest value. If indices is not NULL it receives the
+ *  i64 index (among equal values the smallest; torch leaves this
+ *  unspecified). Not for bool; a size-0 dim is an error. */
+lt_tensor *lt_kthvalue(lt_tensor *t, int64_t k, int dim, bool keepdim, lt_tensor **indices);
+/** Lower median along dim (torch.median(t, dim)): the ((size - 1) / 2)-th
+ *  smallest, or NaN at the first NaN's index if the line holds one.
+ *  indices as lt_kthvalue. */
+lt_tensor *lt_median_dim(lt_tensor *t, int dim, bool keepdim, lt_tensor **indices);
+/** Lower median of all elements, 0-d (torch.median(t)); NaN for an empty
+ *  floating tensor. */
+lt_tensor *lt_median(lt_tensor *t);
+/** Most frequent value along dim (torch.mode): the smallest of the most
+ *  frequent values, and in *indices (if not NULL) the last index where it
+ *  occurs. Any dtype; a size-0 dim is an error. */
+lt_tensor *lt_mode(lt_tensor *t, int dim, bool keepdim, lt_tensor **indices);
 
 /* ---- more reductions (torch.nansum ... torch.linalg.matrix_norm). They are
  * compositions of the ops above: traced and fused on the lazy device, and

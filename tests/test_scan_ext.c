@@ -1,4 +1,5 @@
-/* test_scan_ext.c - cumprod, cummax/cummin and logcumsumexp: values worked
+/* test_scan_ext.c - cumprod, cummax/cummin, logcumsumexp and the
+ * selections kthvalue, median, mode: values worked
  * out by hand on cpu and on lazy with both backends (ties, NaN, infinities,
  * integer wrap-around, strided input), that on the compiled backend they
  * run as calls inside the program (no fallback), finite-difference
@@ -56,10 +57,33 @@ static void check_known_values(lt_device dev)
     EXPECT(lt_logcumsumexp(w, 0), 1e-6, 1000, 1000 + log(2.0), 1000 + log(2.0));
 }
 
+/* kthvalue, median, mode on one device. */
+static void check_selections(lt_device dev)
+{
+    lt_tensor *x = lt_to(LT_T(LT_F32, LT_DIMS(2, 5), 3, NaN, 1, NaN, 2, 4, 1, 5, 1, 2), dev);
+    lt_tensor *idx = NULL;
+    EXPECT(lt_median_dim(x, 1, false, &idx), 0, NaN, 2); /* NaN at the first NaN; lower median */
+    EXPECT(idx, 0, 1, 4);
+    EXPECT(lt_kthvalue(x, 3, 1, true, &idx), 0, 3, 2); /* NaNs sort last */
+    LT_ASSERT_SHAPE(idx, 2, 1);
+    EXPECT(idx, 0, 0, 4);
+    EXPECT(lt_kthvalue(x, 5, -1, false, NULL), 0, NaN, 5);
+    EXPECT(lt_median(lt_narrow(x, 0, 1, 1)), 0, 2);
+    lt_tensor *y = lt_to(LT_T(LT_I64, LT_DIMS(2, 7), 1, 5, 5, 1, 1, 5, 7, 3, 2, 2, 3, 9, 9, 9), dev);
+    lt_tensor *m = lt_mode(y, 1, false, &idx);
+    assert_int_equal(lt_tensor_dtype(m), LT_I64);
+    EXPECT(m, 0, 1, 9); /* ties in count: the smallest value; its last index */
+    EXPECT(idx, 0, 4, 6);
+    lt_tensor *b = lt_to(LT_T(LT_BOOL, LT_DIMS(3), 1, 0, 1), dev);
+    EXPECT(lt_mode(b, 0, false, &idx), 0, 1);
+    EXPECT(idx, 0, 2);
+}
+
 static void test_known_values_cpu(void **state)
 {
     (void)state;
     check_known_values(lt_device_cpu());
+    check_selections(lt_device_cpu());
 }
 
 static void test_known_values_lazy(void **state)
@@ -71,6 +95,7 @@ static void test_known_values_lazy(void **state)
             continue;
         lt_scope_begin();
         check_known_values(lt_device_parse("lazy"));
+        check_selections(lt_device_parse("lazy"));
         assert_int_equal(lt_scope_end(), LT_OK);
     }
 }
@@ -121,6 +146,22 @@ static lt_tensor *lcse_fn(lt_tensor *const *x, const void *ctx)
     return lt_logcumsumexp(x[0], *(const int *)ctx);
 }
 
+static lt_tensor *kth_fn(lt_tensor *const *x, const void *ctx)
+{
+    return lt_kthvalue(x[0], 2, *(const int *)ctx, false, NULL);
+}
+
+static lt_tensor *median_fn(lt_tensor *const *x, const void *ctx)
+{
+    return lt_median_dim(x[0], *(const int *)ctx, true, NULL);
+}
+
+static lt_tensor *median_all_fn(lt_tensor *const *x, const void *ctx)
+{
+    (void)ctx;
+    return lt_median(x[0]);
+}
+
 static void test_gradients(void **state)
 {
     (void)state;
@@ -134,6 +175,16 @@ static void test_gradients(void **state)
     GRADCHECK(cummin_fn, &dim0, GC_BOTH, GC_DISTINCT(3, 4));
     GRADCHECK(lcse_fn, &dim1, GC_BOTH, GC_UNIFORM(-3, 3, 3, 4));
     GRADCHECK(lcse_fn, &dim0, GC_BOTH, GC_UNIFORM(-3, 3, 2, 3, 2));
+    GRADCHECK(kth_fn, &dim1, GC_BOTH, GC_DISTINCT(3, 4));
+    GRADCHECK(median_fn, &dim0, GC_BOTH, GC_DISTINCT(5, 2));
+    GRADCHECK(median_all_fn, NULL, GC_BOTH, GC_DISTINCT(3, 3));
+    /* mode is piecewise constant in its ties, so no finite differences:
+     * its gradient is g at the returned index */
+    lt_tensor *x = LT_T(LT_F64, LT_DIMS(2, 4), 1, 2, 2, 1, 3, 3, 0, 3);
+    assert_int_equal(lt_set_requires_grad(x, true), LT_OK);
+    lt_tensor *m = lt_mode(x, 1, false, NULL);
+    assert_int_equal(lt_backward(m, LT_T(LT_F64, LT_DIMS(2), 5, 7)), LT_OK);
+    EXPECT(lt_grad(x), 0, 0, 0, 0, 5, 0, 0, 0, 7);
 }
 
 static void test_errors(void **state)
@@ -148,6 +199,15 @@ static void test_errors(void **state)
     assert_null(lt_cummax(NULL, 0, &idx));
     assert_null(idx);
     LT_EXPECT_ERROR(LT_ERR_NULL, "cummax");
+    lt_tensor *f = LT_T(LT_F32, LT_DIMS(2, 3), 1, 2, 3, 4, 5, 6);
+    assert_null(lt_kthvalue(f, 4, 1, false, &idx));
+    LT_EXPECT_ERROR(LT_ERR_ARGUMENT, "kthvalue: k is 4, expected 1..3");
+    assert_null(lt_median_dim(lt_zeros(LT_DIMS(0, 3), LT_F32, lt_device_cpu()), 0, false, &idx));
+    LT_EXPECT_ERROR(LT_ERR_SHAPE, "median_dim: dim 0 of the input (shape [0, 3]) has size 0");
+    assert_null(lt_median(lt_to_dtype(f, LT_BOOL)));
+    LT_EXPECT_ERROR(LT_ERR_DTYPE, "input dtype bool");
+    lt_tensor *nan = lt_median(lt_zeros(LT_DIMS(0), LT_F64, lt_device_cpu()));
+    EXPECT(nan, 0, NaN);
     /* empty and 0-d inputs */
     lt_tensor *e = lt_zeros(LT_DIMS(0, 3), LT_F32, lt_device_cpu());
     LT_ASSERT_SHAPE(lt_cummin(e, 0, &idx), 0, 3);

@@ -1,11 +1,14 @@
 /*
  * api_scan.c - the scans beyond cumsum: cumprod, cummax, cummin,
  * logcumsumexp (lazytensor.h), and cumprod's gradient (api.h, for
- * autograd). Each is one op of ops.def with an eager kernel (scan.c); on
- * the lazy device it is traced, and the compiler runs it as a call into
- * that kernel inside the compiled program.
+ * autograd); the selections kthvalue, median and mode. Each is one op of
+ * ops.def with an eager kernel (scan.c, select.c); on the lazy device it
+ * is traced, and the compiler runs it as a call into that kernel inside
+ * the compiled program.
  */
 #include "api/api.h"
+
+#include <math.h>
 
 /* Validates t and dim under the op's name and packs the dim. */
 static lt_status scan_attrs(lt_op op, lt_tensor *t, int dim, lt_attrs *a)
@@ -57,4 +60,67 @@ lt_tensor *lt_cumprod_grad(lt_tensor *x, lt_tensor *g, int dim)
         return NULL;
     lt_tensor *in[2] = {x, g};
     return lt_call(LT_OP_CUMPROD_GRAD, in, 2, &a, NULL);
+}
+
+/* ---- selections along one dim (kthvalue, median, mode) ------------------- */
+
+static lt_tensor *select_call(lt_op op, lt_tensor *t, int64_t k, int dim, bool keepdim, lt_tensor **indices)
+{
+    if (indices)
+        *indices = NULL;
+    const char *name = lt_op_name(op);
+    if (lt_check_tensor(name, t, 0) != LT_OK)
+        return NULL;
+    int d;
+    if (lt_normalize_dim(name, dim, t->ndim, &d) != LT_OK)
+        return NULL;
+    lt_attrs a = lt_attrs_init();
+    if (op == LT_OP_KTHVALUE) {
+        a.i[0] = k;
+        a.i[1] = d;
+        a.ni = 2;
+    } else {
+        a.i[0] = d;
+        a.ni = 1;
+    }
+    a.flag = keepdim ? 1 : 0;
+    lt_tensor *extra[1] = {NULL};
+    lt_tensor *r = lt_call(op, &t, 1, &a, indices ? extra : NULL);
+    if (indices && r)
+        *indices = extra[0];
+    return r;
+}
+
+lt_tensor *lt_kthvalue(lt_tensor *t, int64_t k, int dim, bool keepdim, lt_tensor **indices)
+{
+    return select_call(LT_OP_KTHVALUE, t, k, dim, keepdim, indices);
+}
+
+lt_tensor *lt_median_dim(lt_tensor *t, int dim, bool keepdim, lt_tensor **indices)
+{
+    return select_call(LT_OP_MEDIAN_DIM, t, 0, dim, keepdim, indices);
+}
+
+lt_tensor *lt_mode(lt_tensor *t, int dim, bool keepdim, lt_tensor **indices)
+{
+    return select_call(LT_OP_MODE, t, 0, dim, keepdim, indices);
+}
+
+lt_tensor *lt_median(lt_tensor *t)
+{
+    if (lt_check_tensor("median", t, 0) != LT_OK)
+        return NULL;
+    lt_scope_begin();
+    lt_origin caller = lt_origin_enter("median");
+    int64_t flat = -1;
+    lt_tensor *r;
+    if (lt_tensor_numel(t) == 0 && lt_dtype_is_floating(lt_tensor_dtype(t))) /* torch: NaN, still differentiable */
+        r = lt_add_scalar(lt_sum(t, NULL, 0, false), NAN);
+    else
+        r = lt_median_dim(lt_reshape(t, &flat, 1), 0, false, NULL);
+    lt_origin_restore(caller);
+    if (r)
+        r = lt_keep(r);
+    lt_scope_end();
+    return r;
 }

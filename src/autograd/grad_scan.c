@@ -1,6 +1,7 @@
 /*
  * grad_scan.c - gradient formulas of the scans added after cumsum:
- * cumprod, cummax/cummin and logcumsumexp (the formulas PyTorch uses).
+ * cumprod, cummax/cummin and logcumsumexp, and of the selections
+ * kthvalue, median_dim and mode (the formulas PyTorch uses).
  */
 #include "autograd/autograd.h"
 
@@ -77,8 +78,37 @@ static lt_status logcumsumexp_grad(const lt_grad_ctx *c, lt_tensor **gin)
     return lt_grad_done(c, gin);
 }
 
+/* kthvalue, median_dim, mode: g goes to the selected element. The tape
+ * keeps no integer outputs, so the index is recomputed when absent. */
+static lt_status select_grad(const lt_grad_ctx *c, lt_tensor **gin)
+{
+    if (lt_tensor_ndim(X) == 0) {
+        gin[0] = G;
+        return lt_grad_done(c, gin);
+    }
+    bool kth = c->op == LT_OP_KTHVALUE, keep = (c->a->flag & 1) != 0;
+    int dim = (int)(kth ? c->a->i[1] : c->a->i[0]);
+    lt_tensor *index = c->nout > 1 ? c->out[1] : NULL;
+    if (!index) {
+        if (kth)
+            lt_kthvalue(X, c->a->i[0], dim, keep, &index);
+        else if (c->op == LT_OP_MEDIAN_DIM)
+            lt_median_dim(X, dim, keep, &index);
+        else
+            lt_mode(X, dim, keep, &index);
+    }
+    lt_tensor *g = keep ? G : lt_unsqueeze(G, dim);
+    index = keep ? index : lt_unsqueeze(index, dim);
+    lt_tensor *zeros = lt_zeros(lt_tensor_shape(X), lt_tensor_ndim(X), lt_tensor_dtype(G), lt_tensor_device(G));
+    gin[0] = lt_scatter(zeros, dim, index, g);
+    return lt_grad_done(c, gin);
+}
+
 void lt_grad_register_scan(void)
 {
+    lt_grad_set(LT_OP_KTHVALUE, select_grad);
+    lt_grad_set(LT_OP_MEDIAN_DIM, select_grad);
+    lt_grad_set(LT_OP_MODE, select_grad);
     lt_grad_set(LT_OP_CUMPROD, cumprod_grad);
     lt_grad_set(LT_OP_CUMMAX, cumext_grad);
     lt_grad_set(LT_OP_CUMMIN, cumext_grad);

@@ -202,3 +202,48 @@ add(Op("logcumsumexp", call("lt_logcumsumexp"), torch.logcumsumexp,
        extra_scan_samples(FLOATS) + [Sample(t((3, 4), np.int64), 1, note="integer"),
                                      Sample(Arg(np.array([[-1e30, 5.0, -3.0], [700.0, 710.0, -710.0]])), 1)],
        rtol=TRANS, grad_rtol={"float32": 1e-4}))
+
+# ---- selections -------------------------------------------------------------
+SEL_EDGES = np.array([[NAN, 1, 2, NAN], [-INF, INF, 1, -0.0], [3, 3, 3, 1], [0.0, -0.0, 0.0, 5]], np.float32)
+
+
+def select_samples(dtypes):
+    out = []
+    for dt in dtypes:
+        out += [Sample(t((3, 4, 5), dt), 1, False), Sample(t((3, 4, 5), dt), -1, True)]
+    out += [Sample(t((4, 3), np.float32, layout="t"), 0, False), Sample(t((2, 6), np.float64, layout="s"), 1, True),
+            Sample(t((), np.float32), 0, False), Sample(t((1, 4), np.float32), 0, False),
+            Sample(t((0, 3), np.float32), 1, False, note="empty output"),
+            Sample(t((0, 3), np.float32), 0, False, note="empty"),
+            Sample(Arg(SEL_EDGES), 1, False, grad=False, note="edges"),
+            Sample(Arg(np.array([[2, 2, 2, 1, 1], [5, 1, 5, 1, 3]], np.int64)), 1, False, note="ties")]
+    return out
+
+
+def with_k(samples):
+    out = []
+    for s in samples:
+        x = s.args[0].values
+        n = 1 if x.ndim == 0 else x.shape[s.args[1]]
+        for k in sorted({1, max(n, 1), (n + 1) // 2}):
+            out.append(Sample(s.args[0], k, s.args[1], s.args[2], note=s.note, grad=s.grad))
+    out.append(Sample(t((3, 4), np.float32), 5, 1, False, note="k out of range"))
+    out.append(Sample(t((3, 4), np.float32), 0, 1, False, note="k out of range"))
+    return out
+
+
+add(Op("kthvalue", lambda L, x, k, d, kd: tuple(L.call("lt_kthvalue", x, k, d, kd, "out")),
+       lambda x, k, d, kd: tuple(torch.kthvalue(x, k, d, kd)), with_k(select_samples(FLOATS + INTS + [np.bool_]))))
+add(Op("median_dim", lambda L, x, d, kd: tuple(L.call("lt_median_dim", x, d, kd, "out")),
+       lambda x, d, kd: tuple(torch.median(x, d, kd)), select_samples(FLOATS + INTS + [np.bool_])))
+add(Op("median", call("lt_median"), torch.median,
+       [Sample(t((3, 4, 5), dt)) for dt in FLOATS + INTS] +
+       [Sample(t((4, 3), np.float32, layout="t")), Sample(t((), np.float64)), Sample(t((0, 3), np.float32)),
+        Sample(Arg(SEL_EDGES), grad=False, note="edges"), Sample(Arg(SEL_EDGES[2:]), grad=False, note="edges")]))
+XF_MODE_NAN = "mode with NaNs: torch's CPU mode compares NaNs unordered; here NaNs form one run, sorted last"
+add(Op("mode", lambda L, x, d, kd: tuple(L.call("lt_mode", x, d, kd, "out")),
+       lambda x, d, kd: tuple(torch.mode(x, d, kd)),
+       select_samples(ALL) + [Sample(Arg(np.array([[1, 2, 2, 1, 3], [3, 2, 2, 3, 1]], np.float64)), 1, False),
+                              Sample(t((4, 6), np.int32, "index:3"), 1, True, note="ties"),
+                              Sample(Arg(np.array([True, False, True, False])), 0, False)],
+       xfail=lambda s: XF_MODE_NAN if s.note == "edges" else None))
