@@ -722,6 +722,23 @@ lt_tensor *lt_median(lt_tensor *t);
  *  frequent values, and in *indices (if not NULL) the last index where it
  *  occurs. Any dtype; a size-0 dim is an error. */
 lt_tensor *lt_mode(lt_tensor *t, int dim, bool keepdim, lt_tensor **indices);
+/** Interpolation modes of lt_quantile (torch's interpolation=). */
+enum {
+    LT_QUANTILE_LINEAR,   /**< 'linear': between the two neighbours */
+    LT_QUANTILE_LOWER,    /**< 'lower' */
+    LT_QUANTILE_HIGHER,   /**< 'higher' */
+    LT_QUANTILE_NEAREST,  /**< 'nearest' (ties to the even position) */
+    LT_QUANTILE_MIDPOINT  /**< 'midpoint' */
+};
+/** The q-quantile (q in [0, 1]) along *dim, or of all elements if dim is
+ *  NULL (keepdim then gives t's rank of 1s), as torch.quantile: f32/f64
+ *  only, a non-empty input, a line holding a NaN gives NaN. interpolation
+ *  is an LT_QUANTILE_* value. Differentiable (the gradient goes to the one
+ *  or two elements interpolated). For several q, call once per q and
+ *  lt_stack the results (torch puts the q dim first). */
+lt_tensor *lt_quantile(lt_tensor *t, double q, const int *dim, bool keepdim, int interpolation);
+/** lt_quantile ignoring NaNs (torch.nanquantile); an all-NaN line gives NaN. */
+lt_tensor *lt_nanquantile(lt_tensor *t, double q, const int *dim, bool keepdim, int interpolation);
 
 /* ---- more reductions (torch.nansum ... torch.linalg.matrix_norm). They are
  * compositions of the ops above: traced and fused on the lazy device, and

@@ -1,5 +1,5 @@
 /* test_scan_ext.c - cumprod, cummax/cummin, logcumsumexp and the
- * selections kthvalue, median, mode: values worked
+ * selections kthvalue, median, mode, quantile, nanquantile: values worked
  * out by hand on cpu and on lazy with both backends (ties, NaN, infinities,
  * integer wrap-around, strided input), that on the compiled backend they
  * run as calls inside the program (no fallback), finite-difference
@@ -79,11 +79,52 @@ static void check_selections(lt_device dev)
     EXPECT(idx, 0, 2);
 }
 
+/* quantile / nanquantile on one device. */
+static void check_quantiles(lt_device dev)
+{
+    lt_tensor *x = lt_to(LT_T(LT_F64, LT_DIMS(2, 5), 4, 1, NaN, 3, 2, 5, 1, 4, 2, 3), dev);
+    int d1 = 1;
+    /* sorted row 1: 1 2 3 4 5; q 0.375 -> rank 1.5 */
+    EXPECT(lt_quantile(x, 0.375, &d1, false, LT_QUANTILE_LINEAR), 0, NaN, 2.5);
+    EXPECT(lt_quantile(x, 0.375, &d1, false, LT_QUANTILE_LOWER), 0, NaN, 2);
+    EXPECT(lt_quantile(x, 0.375, &d1, false, LT_QUANTILE_HIGHER), 0, NaN, 3);
+    EXPECT(lt_quantile(x, 0.375, &d1, false, LT_QUANTILE_NEAREST), 0, NaN, 3); /* 1.5 rounds to 2 */
+    EXPECT(lt_quantile(x, 0.125, &d1, false, LT_QUANTILE_NEAREST), 0, NaN, 1); /* 0.5 rounds to 0 */
+    EXPECT(lt_quantile(x, 0.1, &d1, true, LT_QUANTILE_MIDPOINT), 0, NaN, 1.5);
+    /* nanquantile: row 0 without its NaN is 1 2 3 4, rank 0.375 * 3 */
+    EXPECT(lt_nanquantile(x, 0.375, &d1, false, LT_QUANTILE_LINEAR), 1e-12, 2.125, 2.5);
+    lt_tensor *all = lt_nanquantile(lt_narrow(x, 0, 1, 1), 0.5, NULL, true, LT_QUANTILE_LINEAR);
+    LT_ASSERT_SHAPE(all, 1, 1);
+    EXPECT(all, 0, 3);
+}
+
+/* Ops differing only in a flag attribute (ascending / descending sort,
+ * quantile / nanquantile) get programs of their own on the lazy device. */
+static void test_lazy_flag_in_key(void **state)
+{
+    (void)state;
+    if (!lt_test_use_backend("interp"))
+        return;
+    lt_tensor *x = lt_to(LT_T(LT_F32, LT_DIMS(3), 2, NaN, 1), lt_device_parse("lazy"));
+    int d = 0;
+    lt_tensor *up = lt_sort(x, 0, false, NULL);
+    lt_tensor *q = lt_quantile(x, 0.5, &d, false, LT_QUANTILE_LINEAR);
+    assert_int_equal(lt_mark_step(), LT_OK);
+    lt_tensor *down = lt_sort(x, 0, true, NULL);
+    lt_tensor *nq = lt_nanquantile(x, 0.5, &d, false, LT_QUANTILE_LINEAR);
+    assert_int_equal(lt_mark_step(), LT_OK);
+    EXPECT(up, 0, 1, 2, NaN);
+    EXPECT(down, 0, NaN, 2, 1);
+    EXPECT(q, 0, NaN);
+    EXPECT(nq, 0, 1.5);
+}
+
 static void test_known_values_cpu(void **state)
 {
     (void)state;
     check_known_values(lt_device_cpu());
     check_selections(lt_device_cpu());
+    check_quantiles(lt_device_cpu());
 }
 
 static void test_known_values_lazy(void **state)
@@ -96,6 +137,7 @@ static void test_known_values_lazy(void **state)
         lt_scope_begin();
         check_known_values(lt_device_parse("lazy"));
         check_selections(lt_device_parse("lazy"));
+        check_quantiles(lt_device_parse("lazy"));
         assert_int_equal(lt_scope_end(), LT_OK);
     }
 }
@@ -162,6 +204,19 @@ static lt_tensor *median_all_fn(lt_tensor *const *x, const void *ctx)
     return lt_median(x[0]);
 }
 
+static lt_tensor *quantile_fn(lt_tensor *const *x, const void *ctx)
+{
+    int d = 1;
+    return lt_quantile(x[0], 0.3, &d, false, *(const int *)ctx);
+}
+
+static lt_tensor *nanquantile_fn(lt_tensor *const *x, const void *ctx)
+{
+    (void)ctx;
+    int d = 0;
+    return lt_nanquantile(lt_log(x[0]), 0.6, &d, true, LT_QUANTILE_LINEAR); /* log of a negative value is NaN */
+}
+
 static void test_gradients(void **state)
 {
     (void)state;
@@ -178,6 +233,11 @@ static void test_gradients(void **state)
     GRADCHECK(kth_fn, &dim1, GC_BOTH, GC_DISTINCT(3, 4));
     GRADCHECK(median_fn, &dim0, GC_BOTH, GC_DISTINCT(5, 2));
     GRADCHECK(median_all_fn, NULL, GC_BOTH, GC_DISTINCT(3, 3));
+    static const int modes[] = {LT_QUANTILE_LINEAR, LT_QUANTILE_LOWER, LT_QUANTILE_HIGHER, LT_QUANTILE_NEAREST,
+                                LT_QUANTILE_MIDPOINT};
+    for (int k = 0; k < 5; k++)
+        GRADCHECK_NAMED("quantile", quantile_fn, &modes[k], GC_BOTH, GC_DISTINCT(3, 5));
+    GRADCHECK(nanquantile_fn, NULL, GC_BOTH, GC_AWAY(0.5, 2, 6, 3));
     /* mode is piecewise constant in its ties, so no finite differences:
      * its gradient is g at the returned index */
     lt_tensor *x = LT_T(LT_F64, LT_DIMS(2, 4), 1, 2, 2, 1, 3, 3, 0, 3);
@@ -191,6 +251,7 @@ static void test_errors(void **state)
 {
     (void)state;
     lt_tensor *i = LT_T(LT_I64, LT_DIMS(2), 1, 2);
+    int d1 = 1;
     assert_null(lt_logcumsumexp(i, 0));
     LT_EXPECT_ERROR(LT_ERR_DTYPE, "logcumsumexp: input dtype i64");
     assert_null(lt_cumprod(i, 1));
@@ -208,6 +269,14 @@ static void test_errors(void **state)
     LT_EXPECT_ERROR(LT_ERR_DTYPE, "input dtype bool");
     lt_tensor *nan = lt_median(lt_zeros(LT_DIMS(0), LT_F64, lt_device_cpu()));
     EXPECT(nan, 0, NaN);
+    assert_null(lt_quantile(f, 1.5, NULL, false, LT_QUANTILE_LINEAR));
+    LT_EXPECT_ERROR(LT_ERR_ARGUMENT, "quantile: q is 1.5, expected a value in [0, 1]");
+    assert_null(lt_quantile(f, 0.5, NULL, false, 9));
+    LT_EXPECT_ERROR(LT_ERR_ARGUMENT, "interpolation 9");
+    assert_null(lt_nanquantile(lt_to_dtype(f, LT_I32), 0.5, NULL, false, LT_QUANTILE_LINEAR));
+    LT_EXPECT_ERROR(LT_ERR_DTYPE, "nanquantile: input dtype i32 is not supported, expected f32 or f64");
+    assert_null(lt_quantile(lt_zeros(LT_DIMS(2, 0), LT_F32, lt_device_cpu()), 0.5, &d1, false, LT_QUANTILE_LINEAR));
+    LT_EXPECT_ERROR(LT_ERR_SHAPE, "is empty");
     /* empty and 0-d inputs */
     lt_tensor *e = lt_zeros(LT_DIMS(0, 3), LT_F32, lt_device_cpu());
     LT_ASSERT_SHAPE(lt_cummin(e, 0, &idx), 0, 3);
@@ -222,7 +291,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         LT_TEST(test_known_values_cpu), LT_TEST(test_known_values_lazy), LT_TEST(test_lazy_calls_not_fallbacks),
-        LT_TEST(test_gradients),        LT_TEST(test_errors),
+        LT_TEST(test_gradients),        LT_TEST(test_errors),          LT_TEST(test_lazy_flag_in_key),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

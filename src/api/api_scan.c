@@ -124,3 +124,63 @@ lt_tensor *lt_median(lt_tensor *t)
     lt_scope_end();
     return r;
 }
+
+/* ---- quantile / nanquantile ------------------------------------------------ */
+
+static lt_tensor *quantile_call(const char *name, lt_tensor *t, double q, const int *dim, bool keepdim, int mode,
+                                bool ignore_nan)
+{
+    if (lt_check_tensor(name, t, 0) != LT_OK)
+        return NULL;
+    if (mode < LT_QUANTILE_LINEAR || mode > LT_QUANTILE_MIDPOINT) {
+        lt_error(LT_ERR_ARGUMENT, "%s: interpolation %d is not one of LT_QUANTILE_LINEAR .. LT_QUANTILE_MIDPOINT",
+                 name, mode);
+        return NULL;
+    }
+    lt_dtype dt = lt_tensor_dtype(t);
+    if (dt != LT_F32 && dt != LT_F64) { /* checked here too, to name nanquantile */
+        lt_error(LT_ERR_DTYPE, "%s: input dtype %s is not supported, expected f32 or f64", name, lt_dtype_name(dt));
+        return NULL;
+    }
+    if (!(q >= 0 && q <= 1)) {
+        lt_error(LT_ERR_ARGUMENT, "%s: q is %g, expected a value in [0, 1]", name, q);
+        return NULL;
+    }
+    int d = 0;
+    if (dim && lt_normalize_dim(name, *dim, t->ndim, &d) != LT_OK)
+        return NULL;
+    lt_attrs a = lt_attrs_init();
+    a.f[0] = q;
+    a.nf = 1;
+    a.i[0] = d;
+    a.i[1] = mode;
+    a.ni = 2;
+    a.flag = (keepdim && dim ? 1 : 0) | (ignore_nan ? 2 : 0);
+    if (dim)
+        return lt_call(LT_OP_QUANTILE, &t, 1, &a, NULL);
+    /* dim NULL: over the flattened tensor; keepdim gives t's rank of 1s */
+    lt_scope_begin();
+    lt_origin caller = lt_origin_enter(name);
+    int64_t flat = -1, ones[LT_MAX_DIMS];
+    lt_tensor *x = lt_reshape(t, &flat, 1);
+    lt_tensor *r = x ? lt_call(LT_OP_QUANTILE, &x, 1, &a, NULL) : NULL;
+    for (int k = 0; k < t->ndim; k++)
+        ones[k] = 1;
+    if (r && keepdim)
+        r = lt_reshape(r, ones, t->ndim);
+    lt_origin_restore(caller);
+    if (r)
+        r = lt_keep(r);
+    lt_scope_end();
+    return r;
+}
+
+lt_tensor *lt_quantile(lt_tensor *t, double q, const int *dim, bool keepdim, int interpolation)
+{
+    return quantile_call("quantile", t, q, dim, keepdim, interpolation, false);
+}
+
+lt_tensor *lt_nanquantile(lt_tensor *t, double q, const int *dim, bool keepdim, int interpolation)
+{
+    return quantile_call("nanquantile", t, q, dim, keepdim, interpolation, true);
+}

@@ -1,7 +1,7 @@
 /*
  * grad_scan.c - gradient formulas of the scans added after cumsum:
  * cumprod, cummax/cummin and logcumsumexp, and of the selections
- * kthvalue, median_dim and mode (the formulas PyTorch uses).
+ * kthvalue, median_dim, mode and quantile (the formulas PyTorch uses).
  */
 #include "autograd/autograd.h"
 
@@ -104,8 +104,17 @@ static lt_status select_grad(const lt_grad_ctx *c, lt_tensor **gin)
     return lt_grad_done(c, gin);
 }
 
+/* quantile: the quantile_grad op (the positions are found again). */
+static lt_status quantile_grad(const lt_grad_ctx *c, lt_tensor **gin)
+{
+    lt_tensor *in[2] = {X, G};
+    gin[0] = lt_call(LT_OP_QUANTILE_GRAD, in, 2, c->a, NULL);
+    return lt_grad_done(c, gin);
+}
+
 void lt_grad_register_scan(void)
 {
+    lt_grad_set(LT_OP_QUANTILE, quantile_grad);
     lt_grad_set(LT_OP_KTHVALUE, select_grad);
     lt_grad_set(LT_OP_MEDIAN_DIM, select_grad);
     lt_grad_set(LT_OP_MODE, select_grad);

@@ -247,3 +247,39 @@ add(Op("mode", lambda L, x, d, kd: tuple(L.call("lt_mode", x, d, kd, "out")),
                               Sample(t((4, 6), np.int32, "index:3"), 1, True, note="ties"),
                               Sample(Arg(np.array([True, False, True, False])), 0, False)],
        xfail=lambda s: XF_MODE_NAN if s.note == "edges" else None))
+
+# ---- quantile ---------------------------------------------------------------
+MODES = ["linear", "lower", "higher", "nearest", "midpoint"]
+Q_EDGES = np.array([[NAN, 1, 2, 3, 4], [-INF, INF, 1, -0.0, 0.0], [3, 3, 3, 1, 1], [1, 2, 3, 4, 5]], np.float32)
+
+
+def quantile_samples():
+    out = []
+    for mode in MODES:
+        for q in (0.0, 0.375, 0.5, 1.0):
+            out += [Sample(t((3, 4, 5), dt), q, 1, False, mode) for dt in FLOATS]
+        out += [Sample(t((4, 3), np.float32, layout="t"), 0.3, 0, True, mode),
+                Sample(t((2, 6), np.float64, layout="s"), 0.7, -1, False, mode),
+                Sample(t((2, 3), np.float32), 0.25, None, False, mode), Sample(t((2, 3), np.float64), 0.6, None, True, mode),
+                Sample(t((), np.float32), 0.5, 0, False, mode), Sample(t((1, 4), np.float32), 0.5, 0, False, mode),
+                Sample(Arg(Q_EDGES), 0.5, 1, False, mode, grad=False, note="edges"),
+                Sample(Arg(Q_EDGES), 0.4, 1, False, mode, note="nan, ties")]
+    out += [Sample(t((0, 3), np.float32), 0.5, 1, False, "linear", note="empty"),
+            Sample(t((3, 4), np.int64), 0.5, 1, False, "linear", note="integer"),
+            Sample(t((3, 4), np.float32), 1.5, 1, False, "linear", note="q out of range"),
+            Sample(t((3, 4), np.float32), -0.1, None, False, "linear", note="q out of range")]
+    return out
+
+
+def quantile_op(name, ref):
+    def lt(L, x, q, dim, keep, mode):
+        return L.call(f"lt_{name}", x, q, None if dim is None else [dim], keep, MODES.index(mode))
+
+    def rf(x, q, dim, keep, mode):
+        return ref(x, q, dim=dim, keepdim=keep, interpolation=mode)
+
+    add(Op(name, lt, rf, quantile_samples(), rtol={"float32": 1e-6}, grad_rtol={"float32": 1e-4}))
+
+
+quantile_op("quantile", torch.quantile)
+quantile_op("nanquantile", torch.nanquantile)
