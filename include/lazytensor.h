@@ -743,6 +743,100 @@ lt_tensor *lt_softmax(lt_tensor *t, int dim);
 /** log(softmax) along dim, computed stably (floating). */
 lt_tensor *lt_log_softmax(lt_tensor *t, int dim);
 
+/** Cumulative product along dim (torch.cumprod): integer and bool inputs
+ *  give i64 (wrapping), floating ones keep their dtype (f32 accumulates in
+ *  double). Differentiable, zeros included. */
+lt_tensor *lt_cumprod(lt_tensor *t, int dim);
+/** Running maximum along dim (torch.cummax), any dtype. If indices is not
+ *  NULL it receives the i64 index of each running maximum: the last one
+ *  on ties, the latest NaN once a NaN is seen (NaN propagates). */
+lt_tensor *lt_cummax(lt_tensor *t, int dim, lt_tensor **indices);
+/** Running minimum along dim (torch.cummin); indices as lt_cummax. */
+lt_tensor *lt_cummin(lt_tensor *t, int dim, lt_tensor **indices);
+/** log(cumsum(exp(x))) along dim, computed stably (torch.logcumsumexp).
+ *  Floating inputs only. */
+lt_tensor *lt_logcumsumexp(lt_tensor *t, int dim);
+/** The k-th smallest value (k = 1..size) along dim (torch.kthvalue); NaN
+ *  counts as the largest value. If indices is not NULL it receives the
+ *  i64 index (among equal values the smallest; torch leaves this
+ *  unspecified). Not for bool; a size-0 dim is an error. */
+lt_tensor *lt_kthvalue(lt_tensor *t, int64_t k, int dim, bool keepdim, lt_tensor **indices);
+/** Lower median along dim (torch.median(t, dim)): the ((size - 1) / 2)-th
+ *  smallest, or NaN at the first NaN's index if the line holds one.
+ *  indices as lt_kthvalue. */
+lt_tensor *lt_median_dim(lt_tensor *t, int dim, bool keepdim, lt_tensor **indices);
+/** Lower median of all elements, 0-d (torch.median(t)); NaN for an empty
+ *  floating tensor. */
+lt_tensor *lt_median(lt_tensor *t);
+/** Most frequent value along dim (torch.mode): the smallest of the most
+ *  frequent values, and in *indices (if not NULL) the last index where it
+ *  occurs. Any dtype; a size-0 dim is an error. */
+lt_tensor *lt_mode(lt_tensor *t, int dim, bool keepdim, lt_tensor **indices);
+/** Interpolation modes of lt_quantile (torch's interpolation=). */
+enum {
+    LT_QUANTILE_LINEAR,   /**< 'linear': between the two neighbours */
+    LT_QUANTILE_LOWER,    /**< 'lower' */
+    LT_QUANTILE_HIGHER,   /**< 'higher' */
+    LT_QUANTILE_NEAREST,  /**< 'nearest' (ties to the even position) */
+    LT_QUANTILE_MIDPOINT  /**< 'midpoint' */
+};
+/** The q-quantile (q in [0, 1]) along *dim, or of all elements if dim is
+ *  NULL (keepdim then gives t's rank of 1s), as torch.quantile: f32/f64
+ *  only, a non-empty input, a line holding a NaN gives NaN. interpolation
+ *  is an LT_QUANTILE_* value. Differentiable (the gradient goes to the one
+ *  or two elements interpolated). For several q, call once per q and
+ *  lt_stack the results (torch puts the q dim first). */
+lt_tensor *lt_quantile(lt_tensor *t, double q, const int *dim, bool keepdim, int interpolation);
+/** lt_quantile ignoring NaNs (torch.nanquantile); an all-NaN line gives NaN. */
+lt_tensor *lt_nanquantile(lt_tensor *t, double q, const int *dim, bool keepdim, int interpolation);
+
+/* ---- more reductions (torch.nansum ... torch.linalg.matrix_norm). They are
+ * compositions of the ops above: traced and fused on the lazy device, and
+ * differentiable where torch's are. ---- */
+
+/** Sum treating NaN as 0 (torch.nansum). Integer and bool inputs give i64;
+ *  an empty reduction gives 0. */
+lt_tensor *lt_nansum(lt_tensor *t, const int *dims, int ndims, bool keepdim);
+/** Mean of the non-NaN elements (torch.nanmean): nansum / their count, so
+ *  an all-NaN or empty range gives NaN. Floating inputs only. */
+lt_tensor *lt_nanmean(lt_tensor *t, const int *dims, int ndims, bool keepdim);
+/** Number (i64) of nonzero elements over dims (torch.count_nonzero; NaN
+ *  counts, -0.0 does not). No keepdim, as in torch. Not differentiable. */
+lt_tensor *lt_count_nonzero(lt_tensor *t, const int *dims, int ndims);
+/** Minimum and maximum at once (torch.aminmax): returns the minimum and
+ *  stores the maximum in *max (required). ndims is 0 (every dim) or 1.
+ *  Empty reductions are errors. Differentiable (torch's is not), with the
+ *  gradients of lt_amin / lt_amax. */
+lt_tensor *lt_aminmax(lt_tensor *t, const int *dims, int ndims, bool keepdim, lt_tensor **max);
+/** torch.sum(t, dims, keepdim, dtype=dtype): t is cast to dtype first and
+ *  the result has that dtype (integer sums wrap modulo its width). */
+lt_tensor *lt_sum_dtype(lt_tensor *t, const int *dims, int ndims, bool keepdim, lt_dtype dtype);
+/** torch.mean(..., dtype=dtype): t cast to dtype, which must be floating. */
+lt_tensor *lt_mean_dtype(lt_tensor *t, const int *dims, int ndims, bool keepdim, lt_dtype dtype);
+/** torch.prod(..., dtype=dtype): t cast to dtype, result in dtype. */
+lt_tensor *lt_prod_dtype(lt_tensor *t, const int *dims, int ndims, bool keepdim, lt_dtype dtype);
+/** torch.cumsum(t, dim, dtype=dtype): t cast to dtype, result in dtype. */
+lt_tensor *lt_cumsum_dtype(lt_tensor *t, int dim, lt_dtype dtype);
+/** Vector norm over dims (torch.linalg.vector_norm; ndims 0: the flattened
+ *  tensor): ord inf max|x|, -inf min|x|, 0 the count of nonzeros (in t's
+ *  dtype), otherwise (sum |x|^ord)^(1/ord). Floating inputs only. inf,
+ *  -inf and negative orders over an empty range are errors; the others
+ *  give 0. The gradient at a zero norm (and, for ord < 1, at zero
+ *  elements) is 0, as in torch. */
+lt_tensor *lt_vector_norm(lt_tensor *t, double ord, const int *dims, int ndims, bool keepdim);
+/** torch.norm(t, p, dims, keepdim) for a numeric p: lt_vector_norm (p 2
+ *  over two dims is torch's 'fro'), except that an empty range gives 0
+ *  for every p, as torch.norm does. */
+lt_tensor *lt_norm(lt_tensor *t, double p, const int *dims, int ndims, bool keepdim);
+/** Matrix norm over two dims (ndims 2, or 0 for the last two) of a
+ *  floating tensor with >= 2 dims (torch.linalg.matrix_norm): ord 1 / -1
+ *  the largest / smallest column sum of |x|, inf / -inf the largest /
+ *  smallest row sum. 2, -2 and 'nuc' need singular values and are refused.
+ *  A size-0 dim that the max runs over is an error, as in torch. */
+lt_tensor *lt_matrix_norm(lt_tensor *t, double ord, const int *dims, int ndims, bool keepdim);
+/** Frobenius norm over two dims (torch.linalg.matrix_norm(ord='fro')). */
+lt_tensor *lt_matrix_norm_fro(lt_tensor *t, const int *dims, int ndims, bool keepdim);
+
 /* ========================================================================= */
 /* Views: results share storage with t; writes through a view change t.       */
 /* ========================================================================= */

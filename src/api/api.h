@@ -61,6 +61,9 @@ lt_tensor *lt_conv2d_weight_grad(lt_tensor *x, lt_tensor *gy, const int64_t *ker
 lt_tensor *lt_conv2d_input_grad(lt_tensor *gy, lt_tensor *w, const int64_t *input_size, const int64_t *stride,
                                 const int64_t *padding, const int64_t *dilation, int64_t groups);
 
+/* The gradient of cumprod(x) along dim given g, the gradient of its output
+ * (x's shape): exact where x has zeros. Used by autograd. */
+lt_tensor *lt_cumprod_grad(lt_tensor *x, lt_tensor *g, int dim);
 /* Shorthands used by the op wrappers. */
 lt_tensor *lt_call1(lt_op op, lt_tensor *t, const lt_attrs *a);
 lt_tensor *lt_call2(lt_op op, lt_tensor *x, lt_tensor *y, const lt_attrs *a);

@@ -17,6 +17,7 @@ static void register_all(void)
     lt_grad_register_elementwise();
     lt_grad_register_elementwise_ext();
     lt_grad_register_reduce();
+    lt_grad_register_scan();
     lt_grad_register_shape();
     lt_grad_register_nn();
     lt_grad_register_collective();

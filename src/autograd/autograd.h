@@ -82,6 +82,7 @@ lt_status lt_ag_accumulate_leaf(lt_tensor *t, lt_tensor *g);
 void lt_grad_register_elementwise(void);
 void lt_grad_register_elementwise_ext(void);
 void lt_grad_register_reduce(void);
+void lt_grad_register_scan(void);
 void lt_grad_register_shape(void);
 void lt_grad_register_nn(void);
 void lt_grad_register_collective(void);

@@ -33,6 +33,9 @@ lt_eager_fn lt_eager_kernel(lt_op op);
 void lt_eager_register_factory(void);
 void lt_eager_register_elementwise(void);
 void lt_eager_register_reduce(void);
+void lt_eager_register_scan(void);
+void lt_eager_register_select(void);
+void lt_eager_register_quantile(void);
 void lt_eager_register_shape(void);
 void lt_eager_register_nn(void);
 void lt_eager_register_random(void); /* called by lt_eager_register_factory */

@@ -11,6 +11,9 @@ static void register_all(void)
     lt_eager_register_factory();
     lt_eager_register_elementwise();
     lt_eager_register_reduce();
+    lt_eager_register_select();
+    lt_eager_register_quantile();
+    lt_eager_register_scan(); /* after reduce: replaces its generic scan kernel */
     lt_eager_register_shape();
     lt_eager_register_nn();
     lt_eager_register_view_scatter();

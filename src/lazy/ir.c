@@ -68,8 +68,11 @@ static void hash_scalar(uint64_t h[2], double v)
 
 static void hash_attrs(uint64_t h[2], const lt_attrs *a)
 {
-    hash_u64(h, (uint64_t)a->ni | ((uint64_t)a->nf << 8) | ((uint64_t)(uint32_t)a->dtype << 16) |
-                    ((uint64_t)(uint32_t)a->flag << 32));
+    /* flag apart: packed above an unset dtype (-1, all ones) its bits
+     * vanished, and ops differing only in a flag (sort ascending and
+     * descending, quantile and nanquantile) shared one program */
+    hash_u64(h, (uint64_t)a->ni | ((uint64_t)a->nf << 8) | ((uint64_t)(uint32_t)a->dtype << 16));
+    hash_u64(h, (uint64_t)(uint32_t)a->flag);
     for (int i = 0; i < a->ni; i++)
         hash_u64(h, (uint64_t)a->i[i]);
     for (int i = 0; i < a->nf; i++)

@@ -1,7 +1,8 @@
 /*
  * infer_reduce.c - shape/dtype rules of the reduce op group: reductions over
  * a set of dims (sum ... any) and the same-shape scans along one dim
- * (cumsum, softmax, log_softmax).
+ * (cumsum, cumprod, cummax, cummin, logcumsumexp, softmax, log_softmax,
+ * cumprod_grad).
  *
  * Reduction attrs: i[0..ni) the reduced dims (ni == 0: every dim), flag
  * bit0 keepdim; max_dim/min_dim/argmax/argmin use i0 as their one dim
@@ -154,7 +155,8 @@ static lt_status infer_reduce(lt_op op, const lt_meta *in, int nin, const lt_att
     return LT_OK;
 }
 
-/* cumsum / softmax / log_softmax: same shape as the input, along dim i0. */
+/* cumsum, cumprod, cummax/cummin (plus i64 indices), logcumsumexp, softmax,
+ * log_softmax, cumprod_grad: the input's shape, along dim i0. */
 static lt_status infer_scan(lt_op op, const lt_meta *in, int nin, const lt_attrs *a, lt_meta *out)
 {
     (void)nin;
@@ -168,15 +170,24 @@ static lt_status infer_scan(lt_op op, const lt_meta *in, int nin, const lt_attrs
     lt_status st = lt_normalize_dim(name, a->i[0], in[0].ndim, &d);
     if (st != LT_OK)
         return st;
-    if (op == LT_OP_CUMSUM) {
+    if (op == LT_OP_CUMSUM || op == LT_OP_CUMPROD) {
         if (!lt_dtype_is_floating(dt))
             dt = LT_I64;
-    } else {
+    } else if (op != LT_OP_CUMMAX && op != LT_OP_CUMMIN) { /* those keep any dtype */
         st = require_floating(name, dt);
         if (st != LT_OK)
             return st;
     }
+    if (op == LT_OP_CUMPROD_GRAD && !lt_shape_equal(in[0].shape, in[0].ndim, in[1].shape, in[1].ndim)) {
+        char s0[160], s1[160];
+        lt_shape_str(in[0].shape, in[0].ndim, s0, sizeof s0);
+        lt_shape_str(in[1].shape, in[1].ndim, s1, sizeof s1);
+        return lt_error(LT_ERR_SHAPE, "%s: input shape %s and gradient shape %s differ, expected equal shapes", name,
+                        s0, s1);
+    }
     out[0] = lt_meta_make(dt, in[0].shape, in[0].ndim);
+    if (op == LT_OP_CUMMAX || op == LT_OP_CUMMIN)
+        out[1] = lt_meta_make(LT_I64, in[0].shape, in[0].ndim);
     return LT_OK;
 }
 

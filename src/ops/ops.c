@@ -18,6 +18,7 @@ static void register_all(void)
     lt_infer_register_factory();
     lt_infer_register_elementwise();
     lt_infer_register_reduce();
+    lt_infer_register_select();
     lt_infer_register_shape();
     lt_infer_register_nn();
     lt_infer_register_view_scatter();

@@ -92,6 +92,7 @@ lt_status lt_op_infer(lt_op op, const lt_meta *in, int nin, const lt_attrs *a, l
 void lt_op_set_infer(lt_op op, lt_infer_fn fn);
 void lt_infer_register_elementwise(void);
 void lt_infer_register_reduce(void);
+void lt_infer_register_select(void);
 void lt_infer_register_shape(void);
 void lt_infer_register_nn(void);
 void lt_infer_register_factory(void);

@@ -612,3 +612,5 @@ iscalar_op("floor_divide_iscalar", torch.floor_divide, scalars=[2, -3, 7], dtype
 iscalar_op("pow_iscalar", torch.pow, scalars=[0, 1, 3, -2], dtypes=FLOATS + INTS, rtol=TRANS)
 iscalar_op("maximum_iscalar", lambda x, s: torch.clamp(x, min=s), scalars=[0, 3], dtypes=FLOATS + INTS)
 iscalar_op("minimum_iscalar", lambda x, s: torch.clamp(x, max=s), scalars=[0, 3], dtypes=FLOATS + INTS)
+
+import specs_reduce  # noqa: E402,F401  (appends the nansum ... matrix_norm ops)
