@@ -135,9 +135,10 @@ lt_tensor *lt_aminmax(lt_tensor *t, const int *dims, int ndims, bool keepdim, lt
 
 /* ---- dtype= forms: the input is cast to dtype first, as in torch -------- */
 
-/* The reduction of op_fn over t cast to dt, with the result in dt. */
+/* A reduction with lt_sum's signature. */
 typedef lt_tensor *(*reduce_fn)(lt_tensor *, const int *, int, bool);
 
+/* fn over t cast to dt, with the result in dt. */
 static lt_tensor *reduce_in_dtype(const char *name, reduce_fn fn, lt_tensor *t, const int *dims, int ndims,
                                   bool keepdim, lt_dtype dt)
 {
