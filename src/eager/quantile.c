@@ -12,28 +12,12 @@
  * of the two sorted values; the gradient sends (1 - w) g and w g to the
  * elements at those two positions.
  */
-#include "eager/eager.h"
+#include "eager/lines.h"
 
 #include <math.h>
 #include <stdlib.h>
 
 enum { Q_LINEAR, Q_LOWER, Q_HIGHER, Q_NEAREST, Q_MIDPOINT };
-
-typedef struct qpair {
-    double v;
-    int64_t i;
-} qpair;
-
-static int cmp_qpair(const void *pa, const void *pb)
-{
-    const qpair *a = pa, *b = pb;
-    bool na = isnan(a->v), nb = isnan(b->v);
-    if (na != nb)
-        return na ? 1 : -1;
-    if (!na && a->v != b->v)
-        return a->v < b->v ? -1 : 1;
-    return (a->i > b->i) - (a->i < b->i);
-}
 
 /* Where one line's quantile comes from: sorted positions and the weight
  * of the upper one. */
@@ -42,7 +26,7 @@ typedef struct qpick {
     double w;
 } qpick;
 
-static qpick pick_positions(const qpair *p, int64_t n, double q, int mode, bool ignore_nan, bool single)
+static qpick pick_positions(const pair_f64 *p, int64_t n, double q, int mode, bool ignore_nan, bool single)
 {
     int64_t valid = n;
     while (valid > 0 && isnan(p[valid - 1].v))
@@ -90,14 +74,14 @@ typedef struct qjob {
 
 static lt_status run_lines(const qjob *j, const char *name)
 {
-    qpair *p = malloc(sizeof *p * (size_t)j->len);
+    pair_f64 *p = malloc(sizeof *p * (size_t)j->len);
     if (!p)
         return lt_error(LT_ERR_MEMORY, "%s: out of memory for a line of %lld elements", name, (long long)j->len);
     for (int64_t l = 0; l < j->outer * j->stride; l++) {
         int64_t off = l / j->stride * j->len * j->stride + l % j->stride;
         for (int64_t i = 0; i < j->len; i++)
-            p[i] = (qpair){j->x[off + i * j->stride], i};
-        qsort(p, (size_t)j->len, sizeof *p, cmp_qpair);
+            p[i] = (pair_f64){j->x[off + i * j->stride], i};
+        qsort(p, (size_t)j->len, sizeof *p, cmp_pair_f64);
         qpick k = pick_positions(p, j->len, j->q, j->mode, j->ignore_nan, j->single);
         if (!j->grad) {
             j->y[l] = k.below == k.above ? p[k.below].v : lerp(p[k.below].v, p[k.above].v, k.w, j->single);

@@ -16,30 +16,11 @@
  *  - logcumsumexp adds log1p(exp(min - max)) + max, and keeps x where both
  *    operands are the same infinity.
  */
-#include "eager/eager.h"
+#include "eager/lines.h"
 
 #include <math.h>
 
 /* ---- walking lines -------------------------------------------------------- */
-
-typedef struct line_walk {
-    int64_t outer, len, stride;
-} line_walk;
-
-/* The lines of a tensor with dims `shape` along dim d (0-d: one line of 1). */
-static line_walk lines_of(const lt_tensor *t, int d)
-{
-    line_walk w = {1, 1, 1};
-    for (int k = 0; k < t->ndim; k++) {
-        if (k < d)
-            w.outer *= t->shape[k];
-        else if (k == d)
-            w.len = t->shape[k];
-        else
-            w.stride *= t->shape[k];
-    }
-    return w;
-}
 
 static int64_t n_lines(line_walk w) { return w.outer * w.stride; }
 

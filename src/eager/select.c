@@ -16,31 +16,16 @@
  * differential suite tries).
  * Floating inputs are compared as f64 and integer ones as i64, both exact.
  */
-#include "eager/eager.h"
+#include "eager/lines.h"
 
 #include <math.h>
 #include <stdlib.h>
 
-typedef struct pair_f64 {
-    double v;
-    int64_t i;
-} pair_f64;
 
 typedef struct pair_i64 {
     int64_t v;
     int64_t i;
 } pair_i64;
-
-static int cmp_f64(const void *pa, const void *pb)
-{
-    const pair_f64 *a = pa, *b = pb;
-    bool na = isnan(a->v), nb = isnan(b->v);
-    if (na != nb)
-        return na ? 1 : -1;
-    if (!na && a->v != b->v)
-        return a->v < b->v ? -1 : 1;
-    return (a->i > b->i) - (a->i < b->i);
-}
 
 static int cmp_i64(const void *pa, const void *pb)
 {
@@ -92,24 +77,6 @@ static bool never_nan(int64_t v) { return (void)v, false; }
 static bool is_nan(double v) { return isnan(v); }
 DEF_PICK(pick_f64, pair_f64, double, same_f64, is_nan)
 DEF_PICK(pick_i64, pair_i64, int64_t, same_i64, never_nan)
-
-typedef struct line_walk {
-    int64_t outer, len, stride;
-} line_walk;
-
-static line_walk lines_of(const lt_tensor *t, int d)
-{
-    line_walk w = {1, 1, 1};
-    for (int k = 0; k < t->ndim; k++) {
-        if (k < d)
-            w.outer *= t->shape[k];
-        else if (k == d)
-            w.len = t->shape[k];
-        else
-            w.stride *= t->shape[k];
-    }
-    return w;
-}
 
 /* x > y with NaN above every number: torch's gt_or_nan. */
 static bool gt_or_nan_f64(double x, double y) { return (isnan(x) && !isnan(y)) || x > y; }
@@ -191,7 +158,7 @@ static lt_status select_lines(lt_op op, int64_t k, const lt_tensor *x, line_walk
                 ((pair_i64 *)pairs)[i] = (pair_i64){((const int64_t *)xb)[off + i * w.stride], i};
         }
         if (op != LT_OP_KTHVALUE)
-            qsort(pairs, (size_t)w.len, psize, f64 ? cmp_f64 : cmp_i64);
+            qsort(pairs, (size_t)w.len, psize, f64 ? cmp_pair_f64 : cmp_i64);
         else if (f64)
             quickselect_f64(pairs, w.len, k - 1);
         else
