@@ -12,9 +12,11 @@ JOBS ?= $(shell nproc)
 PACKAGES = cmake gcc make pkg-config libopenblas-pthread-dev libcmocka-dev zlib1g-dev dataset-fashion-mnist \
   libopenmpi-dev openmpi-bin
 TEST_PACKAGES = python3-torch python3-dev python3-numpy python3-pytest
-# `pip install ./python` in a virtual environment: the compiler, OpenBLAS and
-# zlib the extension links, Python's headers and venv, and the example's data.
-PYTHON_PACKAGES = gcc pkg-config libopenblas-pthread-dev zlib1g-dev python3-dev python3-venv dataset-fashion-mnist
+# `pip install --no-build-isolation ./python` in a virtual environment: the
+# compiler, OpenBLAS and zlib the extension links, Open MPI's header, Python's
+# headers, venv, setuptools and wheel, and the example's data.
+PYTHON_PACKAGES = gcc pkg-config libopenblas-pthread-dev zlib1g-dev libopenmpi-dev python3-dev python3-venv \
+  python3-setuptools python3-wheel dataset-fashion-mnist
 
 .PHONY: all deps deps-test deps-python install-packages build install build-asan test test-fast test-asan bench bench-compile bench-peers demo fuzz fuzz-build clean
 
