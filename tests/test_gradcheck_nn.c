@@ -135,6 +135,8 @@ static void test_pooling(void **state)
     (void)state;
     static const pool_case cases[] = {
         {"max 2x2", true, {2, 2, 4, 4}, {2, 2}, {2, 2}, {0, 0}, false, true},
+        {"max 2x3 tiles", true, {1, 3, 4, 6}, {2, 3}, {2, 3}, {0, 0}, false, true},
+        {"max 2x2 leftover", true, {1, 2, 5, 5}, {2, 2}, {2, 2}, {0, 0}, false, true},
         {"max 3x3 stride 2 pad 1", true, {1, 2, 5, 5}, {3, 3}, {2, 2}, {1, 1}, false, true},
         {"max 2x3 stride 1x2", true, {1, 1, 4, 5}, {2, 3}, {1, 2}, {0, 1}, false, false},
         {"avg 2x2 tiles", false, {2, 2, 4, 4}, {2, 2}, {2, 2}, {0, 0}, true, true},

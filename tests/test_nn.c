@@ -659,6 +659,10 @@ static const pool_case pool_cases[] = {
     {1, 1, 5, 5, {5, 5}, {1, 1}, {2, 2}},
     {1, 2, 1, 1, {1, 1}, {1, 1}, {0, 0}},
     {3, 16, 24, 24, {3, 3}, {2, 2}, {1, 1}}, /* parallel over planes */
+    /* unpadded: the vectorized max pooling, row blocks of 256 outputs */
+    {1, 2, 3, 600, {2, 2}, {2, 2}, {0, 0}},
+    {2, 3, 7, 9, {2, 3}, {3, 2}, {0, 0}},
+    {1, 2, 6, 6, {3, 3}, {1, 1}, {0, 0}},
 };
 
 static void test_pool2d_configs(void **state)
@@ -697,6 +701,11 @@ static void test_pool2d_known_values(void **state)
     lt_tensor *ni = NULL;
     LT_ASSERT_VALUES(lt_max_pool2d(n, (int64_t[]){2, 2}, (int64_t[]){1, 1}, NULL, &ni), 0, NAN, NAN);
     LT_ASSERT_VALUES(ni, 0, 3, 1);
+    /* ties report the first maximum of the window (torch: indices [0, 2]) */
+    lt_tensor *tie = LT_T(LT_F32, LT_DIMS(1, 1, 2, 4), 7, 7, 7, 7, 7, 7, 7, 7);
+    lt_tensor *ti = NULL;
+    LT_ASSERT_VALUES(lt_max_pool2d(tie, (int64_t[]){2, 2}, NULL, NULL, &ti), 0, 7, 7);
+    LT_ASSERT_VALUES(ti, 0, 0, 2);
     /* an all -inf window reports its first real element */
     lt_tensor *inf = LT_T(LT_F64, LT_DIMS(1, 1, 2, 2), -INFINITY, -INFINITY, -INFINITY, -INFINITY);
     lt_tensor *ii = NULL;
