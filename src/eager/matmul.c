@@ -41,13 +41,31 @@ typedef struct gemm_job {
     char *c;
 } gemm_job;
 
-/* C = alpha op(A) op(B), or C += alpha op(A) op(B) when accumulate. */
+/* Zeroes the m x n matrix at c (leading dimension ldc). */
+static void zero_matrix(void *c, int64_t m, int64_t n, int64_t ldc, size_t elem)
+{
+    if (ldc == n) {
+        memset(c, 0, (size_t)(m * n) * elem);
+        return;
+    }
+    for (int64_t i = 0; i < m; i++)
+        memset((char *)c + (size_t)(i * ldc) * elem, 0, (size_t)n * elem);
+}
+
+/* C = alpha op(A) op(B), or C += alpha op(A) op(B) when accumulate.
+ * BLAS always runs with beta = 1: for beta = 0, OpenBLAS zeroes C with a
+ * loop about 4x slower than memset before it accumulates into it (a
+ * 288x576x64 sgemm: 303 us with beta 0, 248 us with beta 1, memset of C
+ * 13 us), so C is zeroed here instead. The products are the same bits:
+ * the kernel adds to zeros either way. */
 static void gemm_call(lt_dtype dt, bool trans_a, bool trans_b, bool accumulate, double alpha, int64_t m, int64_t n,
                       int64_t k, const void *a, int64_t lda, const void *b, int64_t ldb, void *c, int64_t ldc)
 {
     enum CBLAS_TRANSPOSE ta = trans_a ? CblasTrans : CblasNoTrans;
     enum CBLAS_TRANSPOSE tb = trans_b ? CblasTrans : CblasNoTrans;
-    double beta = accumulate ? 1.0 : 0.0;
+    if (!accumulate)
+        zero_matrix(c, m, n, ldc, lt_dtype_size(dt));
+    double beta = 1.0;
     if (dt == LT_F64)
         cblas_dgemm(CblasRowMajor, ta, tb, (blasint)m, (blasint)n, (blasint)k, alpha, (const double *)a,
                     (blasint)lda, (const double *)b, (blasint)ldb, beta, (double *)c, (blasint)ldc);
