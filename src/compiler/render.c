@@ -45,7 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define KIR_VERSION "lazytensor-cpu-9"
+#define KIR_VERSION "lazytensor-cpu-10"
 /* A parallel kernel's outermost loop is cut into chunks of about this many
  * element operations (at most 64 chunks; src/core/pool.h) */
 #define PAR_CHUNK_WORK 8192
@@ -1219,6 +1219,57 @@ static bool has_reduction(const kir_kernel *k)
     return false;
 }
 
+/* A form that names no loop variable: the same offset in every iteration. */
+static bool form_is_constant(const kir_aff *f)
+{
+    if (f->expr >= 0)
+        return false;
+    for (int v = 0; v < KIR_MAXV; v++)
+        if (f->a[v] != 0)
+            return false;
+    return true;
+}
+
+/* Marks the loop-invariant instructions of a pointwise kernel: constants,
+ * loads at a constant offset of buffers the kernel does not store, and
+ * elementwise ops of invariant operands alone. Such values (Adam's bias
+ * corrections, pow(beta, step) and its square root, from a 0-d step count)
+ * are computed once per call before the loops: in the loop, an f64 pow per
+ * element cost more than the update itself, and GCC does not hoist calls
+ * out of a loop marked simd. Instructions inside reductions stay where
+ * they are. */
+static void mark_invariant(const rctx *c, bool *invariant)
+{
+    const kir_kernel *k = c->k;
+    for (int i = 0; i < k->nins; i++) {
+        const kir_inst *in = &k->ins[i];
+        invariant[i] = false;
+        if (in->scope >= 0)
+            continue;
+        if (in->kind == KI_CONST) {
+            invariant[i] = true;
+        } else if (in->kind == KI_LOAD) {
+            bool stored = false;
+            for (int j = 0; j < k->nins && !stored; j++)
+                stored = k->ins[j].kind == KI_STORE && k->ins[j].buf == in->buf;
+            invariant[i] = !stored && form_is_constant(&k->forms[in->form]);
+        } else if (in->kind == KI_OP && c->p->cls[in->node] == NC_EW && in->nforms == 0) {
+            bool all = true;
+            for (int j = 0; j < 3 && all; j++)
+                all = in->in[j] < 0 || invariant[in->in[j]];
+            invariant[i] = all;
+        }
+    }
+}
+
+/* Emits the invariant loads and ops (constants are in the prologue). */
+static void emit_invariants(rctx *c, const bool *invariant)
+{
+    for (int i = 0; i < c->k->nins; i++)
+        if (invariant[i] && c->k->ins[i].kind != KI_CONST)
+            emit_inst(c, i, 1);
+}
+
 static void emit_pointwise(rctx *c)
 {
     const kir_kernel *k = c->k;
@@ -1228,6 +1279,12 @@ static void emit_pointwise(rctx *c)
         if (k->ins[i].kind == KI_REDUCE)
             inner += loops_work(k, k->ins[i].rv, k->ins[i].nrv);
     bool parallel = k->nloop > 0 && k->ext[k->loop[0]] > 1 && work * inner >= LT_PARALLEL_GRAIN;
+    bool *invariant = malloc((size_t)k->nins + 1);
+    if (!invariant) {
+        c->failed = true;
+        return;
+    }
+    mark_invariant(c, invariant);
     c->col = use_column_mode(k);
     int64_t extent = 0, per_iter = 0; /* of the loop the pool splits */
     int d;
@@ -1235,6 +1292,7 @@ static void emit_pointwise(rctx *c)
         extent = k->nloop > 0 ? k->ext[k->loop[0]] : 0;
         per_iter = extent > 0 ? work * inner / extent : 0;
         emit_kernel_open(c, parallel);
+        emit_invariants(c, invariant);
         /* Without reductions every iteration is independent (each loads
          * before it stores, and stores only its own elements), so the
          * innermost loop is marked simd: GCC's cost model otherwise gives
@@ -1253,6 +1311,7 @@ static void emit_pointwise(rctx *c)
         per_iter = work * inner / extent;
         parallel = parallel && extent > 1;
         emit_kernel_open(c, parallel);
+        emit_invariants(c, invariant);
         d = open_loops(c, k->loop, k->nloop - 1, parallel && outer, NULL, 1);
         indent(b, d);
         if (parallel && !outer)
@@ -1271,8 +1330,9 @@ static void emit_pointwise(rctx *c)
         d++;
     }
     for (int i = 0; i < k->nins; i++)
-        if (k->ins[i].scope < 0 && k->ins[i].kind != KI_STORE)
+        if (k->ins[i].scope < 0 && k->ins[i].kind != KI_STORE && !invariant[i])
             emit_inst(c, i, d);
+    free(invariant);
     /* stores last: every load of an iteration happens before any store, so
      * an output may share a donated input's buffer */
     for (int i = 0; i < k->nins; i++)
