@@ -409,6 +409,45 @@ static void test_softmax_of_a_masked_scaled_row(void **state)
     }
 }
 
+/* Loop-invariant values are computed before a kernel's loops: here
+ * pow(0.9, step) from a 0-d tensor and its square root. An element read
+ * at a fixed offset of the buffer the kernel writes (x += x * x[0], in
+ * place) is not invariant: every element must see the old x[0]. Values
+ * against the formula, on every device. */
+static void test_loop_invariant_values(void **state)
+{
+    (void)state;
+    enum { N = 40000 };
+    lt_device dev[3];
+    const char *backend[3];
+    int ndev = devices(dev, backend);
+    for (int i = 0; i < ndev; i++) {
+        if (backend[i])
+            assert_int_equal(lt_lazy_set_backend(backend[i]), LT_OK);
+        print_message("on %s\n", device_name(backend[i]));
+        lt_tensor *x = lt_persist(LT_OK_T(lt_to(lt_arange(1, N + 1, 1, LT_F32, lt_device_cpu()), dev[i])));
+        lt_tensor *step = lt_persist(LT_OK_T(lt_to(lt_scalar(3, LT_F64, lt_device_cpu()), dev[i])));
+        assert_int_equal(lt_mark_step(), LT_OK);
+        lt_scope_begin();
+        lt_tensor *correction = lt_sqrt(lt_rsub_scalar(lt_pow(lt_scalar(0.9, LT_F64, dev[i]), step), 1.0));
+        lt_tensor *scaled = lt_keep(LT_OK_T(lt_div(x, lt_to_dtype(correction, LT_F32))));
+        lt_add_(x, lt_mul(x, lt_select(x, 0, 0)));
+        lt_scope_end();
+        assert_int_equal(lt_mark_step(), LT_OK);
+        double *xs = lt_test_values(x), *got = lt_test_values(scaled);
+        double c = sqrt(1.0 - pow(0.9, 3));
+        for (int k = 0; k < N; k++) {
+            assert_true(xs[k] == 2.0 * (k + 1));
+            assert_true(fabs(got[k] - (k + 1) / c) <= 1e-6 * (k + 1) / c);
+        }
+        free(xs);
+        free(got);
+        lt_release(x);
+        lt_release(step);
+        lt_release(scaled);
+    }
+}
+
 /* ---- size 0 ----------------------------------------------------------------------- */
 
 static bool cpu_backend_available(void)
@@ -936,6 +975,7 @@ int main(void)
         LT_TEST(test_reduction_rounded_before_widening),
         LT_TEST(test_view_root_never_aliases_a_temporary),
         LT_TEST(test_softmax_of_a_masked_scaled_row),
+        LT_TEST(test_loop_invariant_values),
         LT_TEST(test_empty_dim_in_loop_nest),
         LT_TEST(test_empty_dim_inside_long_loop),
         LT_TEST(test_empty_temporary),
