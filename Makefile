@@ -105,7 +105,7 @@ demo: build
 FUZZ_BUILD ?= build-fuzz
 FUZZ_WORK ?= $(FUZZ_BUILD)/work
 FUZZ_SECONDS ?= 60
-FUZZERS ?= fuzz_safetensors fuzz_idx fuzz_cache fuzz_program
+FUZZERS ?= fuzz_safetensors fuzz_idx fuzz_cache fuzz_plan fuzz_program
 FUZZ_PACKAGES = clang libclang-rt-14-dev libomp-dev
 
 fuzz-build: deps

@@ -4,6 +4,7 @@
  * (build-fuzz/fuzz/gen_seeds fuzz/corpus) after changing an input format;
  * the files it writes are kept in the repository.
  */
+#include "plan_graphs.h"
 #include "program.h"
 
 #include "compiler/compiler.h"
@@ -404,6 +405,40 @@ static void program_seeds(void)
     }
 }
 
+/* fuzz_plan: the selector byte, then the plan part of a real entry for
+ * each of the two graphs (what follows the header and the graph bytes). */
+static void plan_seed(const char *name, bool fused)
+{
+    small_graph sg;
+    if (fused)
+        make_fused_graph(&sg, 4);
+    else
+        make_graph(&sg, 4);
+    kir_plan plan;
+    kir_bytes graph;
+    if (kir_schedule(&plan, &sg.g) != LT_OK || kir_memplan(&plan) != LT_OK || !kir_graph_bytes(&sg.g, &graph)) {
+        fprintf(stderr, "gen_seeds: cannot plan the %s graph: %s\n", name, lt_last_error());
+        exit(1);
+    }
+    static const uint64_t key[2] = {0x1234, 0x5678}, object[2] = {0x9abc, 0xdef0};
+    kir_plan_info info = {.kernels = plan.nk, .calls = plan.ncalls, .bytes = 1000, .units = 1};
+    size_t len = 0;
+    unsigned char *entry = kir_plan_encode(&plan, &info, &graph, key, object, &len);
+    size_t skip = 64 + 8 + graph.n;
+    if (!entry || len < skip) {
+        fprintf(stderr, "gen_seeds: cannot encode the %s graph's plan\n", name);
+        exit(1);
+    }
+    unsigned char *seed = malloc(len - skip + 1);
+    seed[0] = fused ? 1 : 0;
+    memcpy(seed + 1, entry + skip, len - skip);
+    write_seed("fuzz_plan", name, seed, len - skip + 1);
+    free(seed);
+    free(entry);
+    kir_graph_bytes_free(&graph);
+    kir_plan_free(&plan);
+}
+
 static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 {
     (void)sb, (void)flag, (void)ftw;
@@ -430,6 +465,8 @@ int main(int argc, char **argv)
     cache_synthetic();
     program_seeds();
     cache_real(tmp);
+    plan_seed("call-and-kernel", false);
+    plan_seed("fused-gemm", true);
     lt_scope_end();
     return nftw(tmp, remove_entry, 8, FTW_DEPTH | FTW_PHYS) == 0 ? 0 : 1;
 }

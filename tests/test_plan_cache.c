@@ -16,9 +16,7 @@
  * a damaged or truncated entry is counted, deleted and rebuilt, values
  * unchanged; a plan whose object was evicted compiles again. */
 #include "lt_test.h"
-#include "compiler/cc_internal.h"
-#include "compiler/plan_cache.h"
-#include "lazy/lazy.h"
+#include "plan_graphs.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -27,95 +25,6 @@
 #include <unistd.h>
 
 /* ---- the codec ---------------------------------------------------------------------------------- */
-
-typedef struct small_graph {
-    lt_gnode nodes[8];
-    lt_gvalue inputs[8];
-    lt_gvalue roots[2];
-    lt_graph g;
-} small_graph;
-
-static uint32_t add_node(small_graph *s, uint8_t kind, lt_op op, const lt_meta *out, int nin, const uint32_t *in)
-{
-    lt_gnode *n = &s->nodes[s->g.nnodes];
-    memset(n, 0, sizeof *n);
-    n->kind = kind;
-    n->op = (uint16_t)op;
-    n->nout = 1;
-    n->out[0] = *out;
-    n->attrs = lt_attrs_init();
-    for (int k = 0; k < LT_ATTR_FLOATS; k++)
-        n->attr_param[k] = -1;
-    n->slot = -1;
-    n->nin = (uint32_t)nin;
-    n->first_input = s->g.ninputs;
-    for (int k = 0; k < nin; k++)
-        s->inputs[s->g.ninputs++] = (lt_gvalue){in[k], 0};
-    return s->g.nnodes++;
-}
-
-/* leaves a f32[4,3], b f32[3,2], c f32[4,2], scalar parameter s;
- * roots: relu((a @ b) * s) * c and a itself. */
-static void make_graph(small_graph *s, int64_t rows)
-{
-    memset(s, 0, sizeof *s);
-    s->g.nodes = s->nodes;
-    s->g.inputs = s->inputs;
-    s->g.roots = s->roots;
-    int64_t sa[] = {rows, 3}, sb[] = {3, 2}, sc[] = {rows, 2};
-    lt_meta ma = lt_meta_make(LT_F32, sa, 2), mb = lt_meta_make(LT_F32, sb, 2), mc = lt_meta_make(LT_F32, sc, 2);
-    lt_meta ms = lt_meta_make(LT_F64, NULL, 0);
-    ms.weak = 1;
-    uint32_t a = add_node(s, LT_NODE_DATA, 0, &ma, 0, NULL);
-    s->nodes[a].slot = 0;
-    uint32_t b = add_node(s, LT_NODE_DATA, 0, &mb, 0, NULL);
-    s->nodes[b].slot = 1;
-    uint32_t c = add_node(s, LT_NODE_DATA, 0, &mc, 0, NULL);
-    s->nodes[c].slot = 2;
-    uint32_t sc_node = add_node(s, LT_NODE_SCALAR, 0, &ms, 0, NULL);
-    s->nodes[sc_node].slot = 0;
-    uint32_t in_mm[] = {a, b};
-    uint32_t mm = add_node(s, LT_NODE_OP, LT_OP_MATMUL, &mc, 2, in_mm);
-    uint32_t in_scale[] = {mm, sc_node};
-    uint32_t scaled = add_node(s, LT_NODE_OP, LT_OP_MUL, &mc, 2, in_scale);
-    uint32_t relu = add_node(s, LT_NODE_OP, LT_OP_RELU, &mc, 1, &scaled);
-    uint32_t in_out[] = {relu, c};
-    uint32_t out = add_node(s, LT_NODE_OP, LT_OP_MUL, &mc, 2, in_out);
-    s->roots[0] = (lt_gvalue){out, 0};
-    s->roots[1] = (lt_gvalue){a, 0};
-    s->g.nroots = 2;
-    s->g.nleaves = 3;
-    s->g.nscalars = 1;
-}
-
-/* leaves w f32[rows,2], a f32[rows,3], b f32[3,2], scalar parameter lr;
- * root: w - lr * (a @ b), which the schedule folds into one gemm update. */
-static void make_fused_graph(small_graph *s, int64_t rows)
-{
-    memset(s, 0, sizeof *s);
-    s->g.nodes = s->nodes;
-    s->g.inputs = s->inputs;
-    s->g.roots = s->roots;
-    int64_t sw[] = {rows, 2}, sa[] = {rows, 3}, sb[] = {3, 2};
-    lt_meta mw = lt_meta_make(LT_F32, sw, 2), ma = lt_meta_make(LT_F32, sa, 2), mb = lt_meta_make(LT_F32, sb, 2);
-    uint32_t w = add_node(s, LT_NODE_DATA, 0, &mw, 0, NULL);
-    s->nodes[w].slot = 0;
-    uint32_t a = add_node(s, LT_NODE_DATA, 0, &ma, 0, NULL);
-    s->nodes[a].slot = 1;
-    uint32_t b = add_node(s, LT_NODE_DATA, 0, &mb, 0, NULL);
-    s->nodes[b].slot = 2;
-    uint32_t in_mm[] = {a, b};
-    uint32_t mm = add_node(s, LT_NODE_OP, LT_OP_MATMUL, &mw, 2, in_mm);
-    uint32_t in_upd[] = {w, mm};
-    uint32_t upd = add_node(s, LT_NODE_OP, LT_OP_SUB, &mw, 2, in_upd);
-    s->nodes[upd].attrs.nf = 1;
-    s->nodes[upd].attrs.f[0] = 0.05;
-    s->nodes[upd].attr_param[0] = 0;
-    s->roots[0] = (lt_gvalue){upd, 0};
-    s->g.nroots = 1;
-    s->g.nleaves = 3;
-    s->g.nscalars = 1;
-}
 
 typedef struct encoded {
     small_graph sg;
@@ -248,45 +157,6 @@ static void test_damage_refused(void **state)
     free_encoded(&e);
 }
 
-/* Rewrites the checksum of an entry (header: magic, length, sum, keys). */
-static void reseal(unsigned char *bytes, size_t len)
-{
-    uint64_t sum[2];
-    lt_ir_hash_init(sum);
-    cc_hash_bytes(sum, bytes + 32, 32);       /* entry key, object key */
-    cc_hash_bytes(sum, bytes + 64, len - 64); /* body */
-    memcpy(bytes + 16, sum, sizeof sum);
-}
-
-/* Everything a decoded plan promises the cpu backend. */
-static void assert_plan_in_range(const kir_plan *p, const lt_graph *g)
-{
-    for (int b = 0; b < p->nb; b++) {
-        const kir_buf *buf = &p->b[b];
-        assert_true(buf->kind == KB_LEAF || buf->kind == KB_OUT || buf->kind == KB_TMP);
-        if (buf->kind == KB_LEAF)
-            assert_true(buf->slot >= 0 && (uint32_t)buf->slot < g->nleaves);
-        if (buf->kind == KB_TMP)
-            assert_true(buf->offset >= 0 && buf->offset + (int64_t)buf->nbytes <= p->ws_size);
-        assert_true(buf->donor >= -1 && buf->donor < (int32_t)g->nleaves);
-    }
-    for (uint32_t r = 0; r < g->nroots; r++)
-        assert_true(p->root_buf[r] >= 0 && p->root_buf[r] < p->nb);
-    for (int c = 0; c < p->ncalls; c++) {
-        assert_true(p->calls[c].node < g->nnodes);
-        for (int k = 0; k < p->calls[c].nin; k++)
-            assert_true(p->calls[c].in[k].scalar || (p->calls[c].in[k].buf >= 0 && p->calls[c].in[k].buf < p->nb));
-        for (int o = 0; o < p->calls[c].nout; o++)
-            assert_true(p->calls[c].out[o] >= 0 && p->calls[c].out[o] < p->nb);
-        const kir_call *call = &p->calls[c];
-        if (call->acc_buf >= 0) { /* a fused update copies acc into out, then runs the gemm */
-            assert_true(call->acc_buf < p->nb && call->acc_buf != call->out[0]);
-            assert_int_equal(p->b[call->acc_buf].nbytes, p->b[call->out[0]].nbytes);
-            assert_true(call->in[0].buf != call->acc_buf && call->in[1].buf != call->acc_buf);
-        }
-    }
-}
-
 /* Every 8-byte word of the plan part replaced by hostile values, the
  * checksum made right again: each entry is refused or decodes in range. */
 static void hostile_sweep(const encoded *e)
@@ -303,12 +173,12 @@ static void hostile_sweep(const encoded *e)
             if (was == hostile[h])
                 continue;
             memcpy(copy + at, &hostile[h], 8);
-            reseal(copy, e->len);
+            plan_reseal(copy, e->len);
             kir_plan p;
             kir_plan_info info;
             uint64_t object[2];
             if (kir_plan_decode(copy, e->len, &e->sg.g, &e->graph, entry_key, &p, &info, object)) {
-                assert_plan_in_range(&p, &e->sg.g);
+                assert_true(plan_in_range(&p, &e->sg.g));
                 kir_plan_free(&p);
                 accepted++;
             } else {
@@ -322,7 +192,7 @@ static void hostile_sweep(const encoded *e)
     memcpy(copy, e->bytes, e->len);
     uint64_t glen = UINT64_MAX - 3;
     memcpy(copy + 64, &glen, 8);
-    reseal(copy, e->len);
+    plan_reseal(copy, e->len);
     assert_false(decodes(e, copy, e->len));
     free(copy);
 }
