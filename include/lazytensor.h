@@ -1524,6 +1524,59 @@ lt_tensor *lt_nll_loss(lt_tensor *log_probs, lt_tensor *targets);
 /** Mean squared error. */
 lt_tensor *lt_mse_loss(lt_tensor *input, lt_tensor *target);
 
+/** How a loss reduces its per-element values (torch's `reduction=`). */
+typedef enum lt_loss_reduction {
+    LT_LOSS_MEAN = 0,     /**< mean over all elements ('mean') */
+    LT_LOSS_SUM = 1,      /**< sum over all elements ('sum') */
+    LT_LOSS_NONE = 2,     /**< no reduction: one value per element ('none') */
+    LT_LOSS_BATCHMEAN = 3 /**< sum divided by the size of dim 0 (lt_kl_div only: 'batchmean') */
+} lt_loss_reduction;
+
+/* The losses below are torch.nn.functional's, built from public ops (so
+ * they run on every device, fuse on the lazy device and have gradients).
+ * input and target are floating tensors of one shape (a mismatch is an
+ * LT_ERR_SHAPE, where torch would warn and broadcast); NULL with the error
+ * set on bad arguments. */
+
+/** |input - target|, reduced. */
+lt_tensor *lt_l1_loss(lt_tensor *input, lt_tensor *target, lt_loss_reduction reduction);
+/** Smooth L1: 0.5 d^2 / beta where d = |input - target| < beta, else
+ *  d - 0.5 beta; beta >= 0 (0 gives the L1 loss). */
+lt_tensor *lt_smooth_l1_loss(lt_tensor *input, lt_tensor *target, lt_loss_reduction reduction, double beta);
+/** Huber: 0.5 d^2 where d < delta, else delta (d - 0.5 delta); delta > 0. */
+lt_tensor *lt_huber_loss(lt_tensor *input, lt_tensor *target, lt_loss_reduction reduction, double delta);
+/** Binary cross entropy of probabilities in [0, 1] (each log clamped at
+ *  -100, as torch does; values outside [0, 1] give NaN where torch raises).
+ *  weight (NULL: none) broadcasts to the input's shape. */
+lt_tensor *lt_binary_cross_entropy(lt_tensor *input, lt_tensor *target, lt_tensor *weight,
+                                   lt_loss_reduction reduction);
+/** Binary cross entropy of logits, computed without overflow; weight and
+ *  pos_weight (the weight of positive targets, e.g. one per class) may be
+ *  NULL and broadcast to the input's shape. */
+lt_tensor *lt_binary_cross_entropy_with_logits(lt_tensor *input, lt_tensor *target, lt_tensor *weight,
+                                               lt_tensor *pos_weight, lt_loss_reduction reduction);
+/** Kullback-Leibler divergence of log-probabilities input from target
+ *  (probabilities, or log-probabilities when log_target): target *
+ *  (log target - input), 0 where target is 0. LT_LOSS_BATCHMEAN is the
+ *  mathematically correct mean ('mean' averages over elements, as torch). */
+lt_tensor *lt_kl_div(lt_tensor *input, lt_tensor *target, lt_loss_reduction reduction, bool log_target);
+/** max(0, -y (x1 - x2) + margin), y of +-1 broadcasting to x1's shape. */
+lt_tensor *lt_margin_ranking_loss(lt_tensor *x1, lt_tensor *x2, lt_tensor *y, double margin,
+                                  lt_loss_reduction reduction);
+/** Cosine embedding loss of x1, x2 [N, D] (or [D]) and y [N] (or 0-d) of
+ *  +-1: 1 - cos where y is 1, max(0, cos - margin) where y is -1. */
+lt_tensor *lt_cosine_embedding_loss(lt_tensor *x1, lt_tensor *x2, lt_tensor *y, double margin,
+                                    lt_loss_reduction reduction);
+/** Cosine similarity along dim of x1 and x2 (broadcast together):
+ *  sum(x1 x2) / sqrt(max(|x1|^2 |x2|^2, eps^2)); torch's default eps is
+ *  1e-8. */
+lt_tensor *lt_cosine_similarity(lt_tensor *x1, lt_tensor *x2, int dim, double eps);
+/** |x1 - x2 + eps|_p over the last dim (p >= 0; torch's defaults: p 2,
+ *  eps 1e-6). */
+lt_tensor *lt_pairwise_distance(lt_tensor *x1, lt_tensor *x2, double p, double eps, bool keepdim);
+/** x / max(|x|_p along dim, eps) (torch's defaults: p 2, dim 1, eps 1e-12). */
+lt_tensor *lt_normalize(lt_tensor *x, double p, int dim, double eps);
+
 /** An optimizer over a list of parameters (which it retains). */
 typedef struct lt_optimizer lt_optimizer;
 /** SGD with momentum, Nesterov momentum and L2 weight decay (PyTorch's

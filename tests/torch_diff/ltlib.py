@@ -126,7 +126,8 @@ def device(kind):
 import re
 
 _SCALARS = {"double": ctypes.c_double, "int": ctypes.c_int, "int64_t": ctypes.c_int64, "bool": ctypes.c_bool,
-            "lt_dtype": ctypes.c_int, "uint64_t": ctypes.c_uint64, "size_t": ctypes.c_size_t}
+            "lt_dtype": ctypes.c_int, "lt_loss_reduction": ctypes.c_int, "uint64_t": ctypes.c_uint64,
+            "size_t": ctypes.c_size_t}
 
 
 def _param_kind(decl):
