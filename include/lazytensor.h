@@ -954,6 +954,28 @@ lt_tensor *lt_embedding(lt_tensor *weight, lt_tensor *indices);
  * removed again, and batch dims broadcast. Floating types use OpenBLAS.
  */
 lt_tensor *lt_matmul(lt_tensor *a, lt_tensor *b);
+/* Products built on matmul (torch's names and semantics; the operands of
+ * one call share a dtype, as torch requires, and integer operands take
+ * integral alpha and beta). On the lazy device the scaling and the added
+ * input fuse after the product. */
+/** Outer product of 1-D a [n] and b [m]: [n, m]. */
+lt_tensor *lt_outer(lt_tensor *a, lt_tensor *b);
+/** Dot product of two 1-D tensors of one length and dtype: a 0-d tensor. */
+lt_tensor *lt_dot(lt_tensor *a, lt_tensor *b);
+/** torch.vdot: the dot product with a conjugated (real dtypes: lt_dot). */
+lt_tensor *lt_vdot(lt_tensor *a, lt_tensor *b);
+/** beta * input + alpha * (m1 @ m2) for m1 [n, k], m2 [k, p] and input
+ *  broadcasting to [n, p]; beta 0 ignores input, NaNs included. */
+lt_tensor *lt_addmm(lt_tensor *input, lt_tensor *m1, lt_tensor *m2, double beta, double alpha);
+/** beta * input + alpha * (b1 @ b2), batched: b1 [B, n, k], b2 [B, k, p],
+ *  input broadcasting to [B, n, p]. */
+lt_tensor *lt_baddbmm(lt_tensor *input, lt_tensor *b1, lt_tensor *b2, double beta, double alpha);
+/** beta * input + alpha * sum over the batch of b1[i] @ b2[i]: b1 [B, n,
+ *  k], b2 [B, k, p], input broadcasting to [n, p]. */
+lt_tensor *lt_addbmm(lt_tensor *input, lt_tensor *b1, lt_tensor *b2, double beta, double alpha);
+/** Kronecker product; the operand with fewer dims gets leading sizes of 1.
+ *  At most LT_MAX_DIMS / 2 dims. */
+lt_tensor *lt_kron(lt_tensor *a, lt_tensor *b);
 /**
  * 2-D convolution (cross-correlation). x: [N, C, H, W]; w: [O, C/groups,
  * kH, kW]; bias: [O] or NULL. stride, padding, dilation: 2 values each
