@@ -509,6 +509,45 @@ static void test_edge_shapes(void **state)
     LT_ASSERT_VALUES(r4, 1e-6, 2.5 * exp(2.5));
 }
 
+/* The entry point runs a table of steps: a program whose only kernel has
+ * no element to compute has no step at all, and one of eager calls only
+ * (a matmul, then a product whose epilogue the next kernel takes) runs
+ * them in order. */
+static void test_entry_steps(void **state)
+{
+    (void)state;
+    lt_tensor *e = LT_OK_T(lt_zeros((int64_t[]){0, 3}, 2, LT_F32, lazy()));
+    lt_scope_begin();
+    lt_tensor *r = lt_keep(LT_OK_T(lt_exp(lt_add_scalar(e, 2))));
+    lt_scope_end();
+    assert_int_equal(step_kernels(), 1);
+    assert_int_equal(lt_metrics_counter("KernelFunctions"), 0);
+    LT_ASSERT_SHAPE(r, 0, 3);
+    int64_t dims[2] = {3, 2}, dims_t[2] = {2, 3};
+    lt_tensor *a = lazy_seq(dims, 2, LT_F32, 1, 0), *b = lazy_seq(dims_t, 2, LT_F32, 1, 1);
+    lt_scope_begin();
+    lt_tensor *m = lt_keep(LT_OK_T(lt_matmul(lt_matmul(a, b), a)));
+    lt_scope_end();
+    assert_int_equal(step_kernels(), 2);
+    assert_int_equal(lt_metrics_counter("KernelCalls"), 2);
+    double ab[3][3], expect[6];
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+            float acc = 0;
+            for (int k = 0; k < 2; k++)
+                acc += (float)seq_value(i * 2 + k, 1, 0) * (float)seq_value(k * 3 + j, 1, 1);
+            ab[i][j] = acc;
+        }
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 2; j++) {
+            double acc = 0;
+            for (int k = 0; k < 3; k++)
+                acc += ab[i][k] * (float)seq_value(k * 2 + j, 1, 0);
+            expect[i * 2 + j] = acc;
+        }
+    LT_ASSERT_ARRAY(m, expect, 6, 1e-5);
+}
+
 /* An eager call failing inside a compiled program reports its error. */
 static void test_runtime_call_error(void **state)
 {
@@ -909,6 +948,7 @@ int main(void)
         LT_TEST(test_donation),
         LT_TEST(test_every_dtype_matches_eager),
         LT_TEST(test_edge_shapes),
+        LT_TEST(test_entry_steps),
         LT_TEST(test_runtime_call_error),
         LT_TEST(test_backend_selection),
         LT_TEST(test_shared_kernel_functions),
