@@ -614,3 +614,4 @@ iscalar_op("maximum_iscalar", lambda x, s: torch.clamp(x, min=s), scalars=[0, 3]
 iscalar_op("minimum_iscalar", lambda x, s: torch.clamp(x, max=s), scalars=[0, 3], dtypes=FLOATS + INTS)
 
 import specs_reduce  # noqa: E402,F401  (appends the nansum ... matrix_norm ops)
+import specs_shape  # noqa: E402,F401  (appends the shaping and indexing family)
