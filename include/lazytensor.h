@@ -1041,6 +1041,35 @@ lt_tensor *lt_masked_select(lt_tensor *t, lt_tensor *mask);
  *  t's dtype, any shape, with at least as many elements as the mask has
  *  true ones. */
 lt_tensor *lt_masked_scatter(lt_tensor *t, lt_tensor *mask, lt_tensor *source);
+/** Reductions of lt_scatter_reduce (torch.scatter_reduce's reduce=). */
+enum {
+    LT_SCATTER_SUM,  /**< 'sum' */
+    LT_SCATTER_PROD, /**< 'prod' */
+    LT_SCATTER_MEAN, /**< 'mean' (integers: floor division) */
+    LT_SCATTER_AMAX, /**< 'amax' (NaN wins) */
+    LT_SCATTER_AMIN  /**< 'amin' (NaN wins) */
+};
+/**
+ * A copy of t where each position that index points at (along dim, as
+ * lt_scatter) holds the reduction of the src elements sent to it, and of
+ * its own value when include_self (torch.scatter_reduce). Positions no
+ * index points at keep t's value. index (i64) and src have t's rank, index
+ * no larger than src, nor than t outside dim; src has t's dtype (not
+ * bool). Differentiable in t and src as torch (ties of amax/amin share the
+ * gradient). prod, amax and amin compare every index with every position
+ * along dim: O(size(dim)) work per source element, fused on the lazy
+ * device.
+ */
+lt_tensor *lt_scatter_reduce(lt_tensor *t, int dim, lt_tensor *index, lt_tensor *src, int reduce, bool include_self);
+/** In-place forms of lt_index_add, lt_index_copy, lt_index_fill,
+ *  lt_masked_scatter (the mask must not broadcast beyond t) and
+ *  lt_scatter_reduce: the result is written into t (which may be a view).
+ *  Return t, or NULL on error (t unchanged). */
+lt_tensor *lt_index_add_(lt_tensor *t, int dim, lt_tensor *index, lt_tensor *source, double alpha);
+lt_tensor *lt_index_copy_(lt_tensor *t, int dim, lt_tensor *index, lt_tensor *source);
+lt_tensor *lt_index_fill_(lt_tensor *t, int dim, lt_tensor *index, double value);
+lt_tensor *lt_masked_scatter_(lt_tensor *t, lt_tensor *mask, lt_tensor *source);
+lt_tensor *lt_scatter_reduce_(lt_tensor *t, int dim, lt_tensor *index, lt_tensor *src, int reduce, bool include_self);
 
 /* ---- diagonals, grids, search and unique (torch.diag ... torch.unique).
  * Compositions: traced and lowered on the lazy device except

@@ -9,7 +9,8 @@
  * lowered on the lazy device without reading data. masked_select's result
  * size depends on the mask: it goes through lt_nonzero, which syncs.
  * Gradients come from the ops composed. Intermediates live in a scope of
- * their own.
+ * their own. The in-place forms (index_add_ ... scatter_reduce_) copy the
+ * out-of-place result into the destination.
  */
 #include "api/api.h"
 
@@ -267,4 +268,52 @@ lt_tensor *lt_masked_scatter(lt_tensor *t, lt_tensor *mask, lt_tensor *source)
     lt_tensor *picked = lt_index_select(lt_reshape(source, (const int64_t[]){-1}, 1), 0, pos);
     lt_tensor *r = lt_where(m, picked, lt_reshape(tb, (const int64_t[]){-1}, 1));
     return scope_result(r ? lt_reshape(r, tb->shape, tb->ndim) : NULL);
+}
+
+/* ======================================================================= */
+/* In-place forms                                                           */
+/* ======================================================================= */
+
+/* Writes the out-of-place result r into t (lt_copy_: t may be a view, and
+ * autograd refuses it where torch would); returns t, or NULL. */
+static lt_tensor *write_back(lt_tensor *t, lt_tensor *r)
+{
+    lt_tensor *done = r ? lt_copy_(t, r) : NULL;
+    lt_scope_end();
+    return done;
+}
+
+lt_tensor *lt_index_add_(lt_tensor *t, int dim, lt_tensor *index, lt_tensor *source, double alpha)
+{
+    lt_scope_begin();
+    return write_back(t, lt_index_add(t, dim, index, source, alpha));
+}
+
+lt_tensor *lt_index_copy_(lt_tensor *t, int dim, lt_tensor *index, lt_tensor *source)
+{
+    lt_scope_begin();
+    return write_back(t, lt_index_copy(t, dim, index, source));
+}
+
+lt_tensor *lt_index_fill_(lt_tensor *t, int dim, lt_tensor *index, double value)
+{
+    lt_scope_begin();
+    return write_back(t, lt_index_fill(t, dim, index, value));
+}
+
+lt_tensor *lt_masked_scatter_(lt_tensor *t, lt_tensor *mask, lt_tensor *source)
+{
+    lt_scope_begin();
+    lt_tensor *r = lt_masked_scatter(t, mask, source);
+    if (r && !lt_shape_equal(r->shape, r->ndim, t->shape, t->ndim)) {
+        lt_error(LT_ERR_SHAPE, "masked_scatter_: the mask broadcasts beyond the destination");
+        r = NULL;
+    }
+    return write_back(t, r);
+}
+
+lt_tensor *lt_scatter_reduce_(lt_tensor *t, int dim, lt_tensor *index, lt_tensor *src, int reduce, bool include_self)
+{
+    lt_scope_begin();
+    return write_back(t, lt_scatter_reduce(t, dim, index, src, reduce, include_self));
 }

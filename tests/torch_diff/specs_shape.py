@@ -175,20 +175,23 @@ add(Op("index_add", call("lt_index_add"), lambda x, d, i, s, a: torch.index_add(
         Sample(t((5, 3)), 0, ARR(-1, 0), t((2, 3)), 1.0, note="negative index"),
         Sample(t((5, 3)), 0, ARR(5), t((1, 3)), 1.0, note="out of range"),
         Sample(t((5, 3)), 0, ARR(1), t((1, 3), np.float64), 1.0, note="dtype mismatch"),
-        Sample(t((5, 3)), 0, ARR(1), t((1, 2)), 1.0, note="shape mismatch")]))
+        Sample(t((5, 3)), 0, ARR(1), t((1, 2)), 1.0, note="shape mismatch")],
+       inplace=call("lt_index_add_"), ref_inplace=lambda x, d, i, s, a: x.index_add_(d, i, s, alpha=a)))
 UNIQUE_IDX = ARR(4, 0, 2)
 add(Op("index_copy", call("lt_index_copy"), torch.index_copy,
        [Sample(t((5, 3), dt), 0, UNIQUE_IDX, t((3, 3), dt)) for dt in PAIR_DT] +
        [Sample(t((5, 3), layout=lay), 1, ARR(2, 0), t((5, 2), layout=slay)) for lay in "ct" for slay in "ct"] +
        [Sample(t((5, 3), np.float64), -2, UNIQUE_IDX, t((3, 3), np.float64)), Sample(t(()), 0, ARR(0), t((1,))),
         Sample(t((5, 3)), 0, ARR(dt=np.int64), t((0, 3))), Sample(t((5, 3)), 0, ARR(5), t((1, 3)), note="out of range"),
-        Sample(t((5, 3)), 0, ARR(1), t((1, 3), np.int64), note="dtype mismatch")]))
+        Sample(t((5, 3)), 0, ARR(1), t((1, 3), np.int64), note="dtype mismatch")],
+       inplace=call("lt_index_copy_"), ref_inplace=lambda x, d, i, s: x.index_copy_(d, i, s)))
 add(Op("index_fill", call("lt_index_fill"), torch.index_fill,
        [Sample(t((3, 4), dt), 1, ARR(1, 3), 2.0) for dt in PAIR_DT] +
        [Sample(x, d, i, v) for x in layouts((3, 4)) for d, i, v in ((0, ARR(2, 0, 2), -1.5), (-1, ARR(-1), 7.0),
                                                                     (1, Arg(np.array(0)), NAN))] +
        [Sample(t((3, 4), np.int64), 1, ARR(1), 7.0), Sample(t(()), 0, ARR(0), 3.0), Sample(t((0, 4)), 1, ARR(2), 1.0),
-        Sample(t((3, 4)), 1, ARR(4), 1.0, note="out of range"), Sample(t((3, 4)), 1, ARR([[1]]), 1.0, note="2-d index")]))
+        Sample(t((3, 4)), 1, ARR(4), 1.0, note="out of range"), Sample(t((3, 4)), 1, ARR([[1]]), 1.0, note="2-d index")],
+       inplace=call("lt_index_fill_"), ref_inplace=lambda x, d, i, v: x.index_fill_(d, i, v)))
 
 
 def iput_lt(L, x, idx, v, acc):
@@ -241,7 +244,8 @@ add(Op("masked_scatter", call("lt_masked_scatter"), torch.masked_scatter,
         Sample(t((3, 4)), Arg(np.ones((3, 4), np.bool_)), t((2, 6), np.float32, layout="t")),
         Sample(t(()), Arg(np.array(True)), t((2,))),
         Sample(t((3, 4)), Arg(np.ones((3, 4), np.bool_)), t((5,)), note="short source"),
-        Sample(t((3, 4)), t((3, 4), np.bool_), t((12,), np.float64), note="dtype mismatch")]))
+        Sample(t((3, 4)), t((3, 4), np.bool_), t((12,), np.float64), note="dtype mismatch")],
+       inplace=call("lt_masked_scatter_"), ref_inplace=lambda x, m, s: x.masked_scatter_(m, s)))
 
 # ==== diag, diag_embed, trace, tril/triu_indices ==================================
 add(Op("diag", call("lt_diag"), torch.diag,
@@ -332,3 +336,34 @@ UNIQUE_IN = [t((4, 5), np.int64, "index:4"), t((3, 4), np.float32, "index:3"), t
 add(Op("unique", unique_lt, unique_ref,
        [Sample(x, i, c) for x in UNIQUE_IN for i in (False, True) for c in (False, True)] +
        [Sample(Arg(np.array([NAN, 1.0, NAN], np.float32)), False, False, note="nan")], grad=False))
+
+# ==== scatter_reduce ==============================================================
+REDUCES = ["sum", "prod", "mean", "amax", "amin"]
+SR_TIES = (Arg(np.array([[1.0, 2.0, 3.0, 0.0], [2.0, 2.0, -1.0, 5.0]])), Arg(np.array([[2, 0, 2, 2], [1, 1, 3, 1]])),
+           Arg(np.array([[3.0, 1.0, 3.0, 0.0], [2.0, 2.0, 5.0, -1.0]])))
+
+
+def sr_samples(reduce):
+    out = []
+    for inc in (True, False):
+        out += [Sample(t((3, 5), dt, "pos"), 1, IDX((3, 4), 5), t((3, 4), dt, "pos"), reduce, inc)
+                for dt in PAIR_DT if dt != np.bool_]
+        out += [Sample(t((4, 3), layout=lay), 0, IDX((6, 2), 4), t((6, 3), layout=slay), reduce, inc)
+                for lay in "ct" for slay in "cs"]
+        out += [Sample(*SR_TIES, reduce, inc, note="ties and zeros"),
+                Sample(t((2, 3, 4), np.float64), -1, IDX((2, 2, 3), 4), t((2, 3, 3), np.float64), reduce, inc),
+                Sample(t((3, 4)), 1, IDX((3, 0), 4), t((3, 2)), reduce, inc),
+                Sample(t(()), 0, Arg(np.array(0)), t(()), reduce, inc),
+                Sample(Arg(np.array([1.0, NAN, -INF, 2.0], np.float32)), 0, ARR(0, 1, 3, 3, 2),
+                       Arg(np.array([NAN, 1.0, INF, -2.0, 0.0], np.float32)), reduce, inc, grad=False, note="edges")]
+    out += [Sample(t((3, 5)), 1, ARR([[5]]), t((1, 1)), reduce, True, note="out of range"),
+            Sample(t((3, 5)), 1, IDX((3, 2), 5), t((3, 2), np.float64), reduce, True, note="dtype mismatch"),
+            Sample(t((3, 5), np.bool_), 1, IDX((3, 2), 5), t((3, 2), np.bool_), reduce, True, note="bool")]
+    return out
+
+
+add(Op("scatter_reduce", lambda L, x, d, i, s, r, inc: L.call("lt_scatter_reduce", x, d, i, s, REDUCES.index(r), inc),
+       lambda x, d, i, s, r, inc: torch.scatter_reduce(x, d, i, s, r, include_self=inc),
+       [s for r in REDUCES for s in sr_samples(r)], rtol={"float32": 2e-6}, grad_rtol={"float32": 1e-4},
+       inplace=lambda L, x, d, i, s, r, inc: L.call("lt_scatter_reduce_", x, d, i, s, REDUCES.index(r), inc),
+       ref_inplace=lambda x, d, i, s, r, inc: x.scatter_reduce_(d, i, s, r, include_self=inc)))
