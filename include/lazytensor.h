@@ -1054,8 +1054,8 @@ enum {
  * lt_scatter) holds the reduction of the src elements sent to it, and of
  * its own value when include_self (torch.scatter_reduce). Positions no
  * index points at keep t's value. index (i64) and src have t's rank, index
- * no larger than src, nor than t outside dim; src has t's dtype (not
- * bool). Differentiable in t and src as torch (ties of amax/amin share the
+ * no larger than src, nor than t outside dim; src has t's dtype (bool: sum
+ * and amax are or, prod and amin and, mean is refused). Differentiable in t and src as torch (ties of amax/amin share the
  * gradient). prod, amax and amin compare every index with every position
  * along dim: O(size(dim)) work per source element, fused on the lazy
  * device.

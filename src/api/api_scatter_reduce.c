@@ -27,8 +27,8 @@ static lt_tensor *scope_result(lt_tensor *r)
 }
 
 /* torch's rules: an integer index, t, index and src of one rank, index no
- * larger than src anywhere nor than t outside dim, src of t's dtype, no
- * bool; the rank below LT_MAX_DIMS (the mask needs one more dim). */
+ * larger than src anywhere nor than t outside dim, src of t's dtype; the
+ * rank below LT_MAX_DIMS (the mask needs one more dim). */
 static lt_status check_args(lt_tensor *t, int dim, lt_tensor *index, lt_tensor *src, int reduce, int *d)
 {
     const char *op = "scatter_reduce";
@@ -37,9 +37,11 @@ static lt_status check_args(lt_tensor *t, int dim, lt_tensor *index, lt_tensor *
         return lt_last_status();
     if (reduce < LT_SCATTER_SUM || reduce > LT_SCATTER_AMIN)
         return lt_error(LT_ERR_ARGUMENT, "%s: reduce %d is not an LT_SCATTER_* value", op, reduce);
-    if (t->dtype == LT_BOOL || src->dtype != t->dtype)
-        return lt_error(LT_ERR_DTYPE, "%s: the input is %s and src %s, expected one dtype other than bool", op,
+    if (src->dtype != t->dtype)
+        return lt_error(LT_ERR_DTYPE, "%s: the input is %s and src %s, expected one dtype", op,
                         lt_dtype_name((lt_dtype)t->dtype), lt_dtype_name((lt_dtype)src->dtype));
+    if (t->dtype == LT_BOOL && reduce == LT_SCATTER_MEAN)
+        return lt_error(LT_ERR_DTYPE, "%s: mean of bool tensors is not defined (as torch)", op);
     if (index->dtype != LT_I64 && index->dtype != LT_I32)
         return lt_error(LT_ERR_DTYPE, "%s: index has dtype %s, expected i64", op, lt_dtype_name((lt_dtype)index->dtype));
     if (t->ndim >= LT_MAX_DIMS || index->ndim != t->ndim || src->ndim != t->ndim)
@@ -159,10 +161,19 @@ static lt_tensor *scatter_reduce_in_scope(lt_tensor *t, int d, lt_tensor *index,
                                                lt_reshape(src, one, 1), reduce, include_self);
         return r ? lt_reshape(r, NULL, 0) : NULL;
     }
+    if (t->dtype == LT_BOOL) { /* as 0/1: sum and amax are or, prod and amin and */
+        lt_tensor *r = scatter_reduce_in_scope(lt_to_dtype(t, LT_I64), d, index, lt_to_dtype(src, LT_I64), reduce,
+                                               include_self);
+        return r ? lt_to_dtype(r, LT_BOOL) : NULL;
+    }
+    if (lt_tensor_numel(index) == 0)
+        return lt_clone(t); /* nothing is scattered */
     lt_tensor *count = hit_counts(t, d, index);
     lt_tensor *r = reduce == LT_SCATTER_SUM || reduce == LT_SCATTER_MEAN
                        ? reduce_additive(t, d, index, src, reduce == LT_SCATTER_MEAN, include_self, count)
                        : reduce_dense(t, d, index, src, reduce, include_self);
+    /* prod of integers comes back as i64: its low bits are the wrapped product */
+    r = r ? lt_to_dtype(r, (lt_dtype)t->dtype) : NULL;
     return count && r ? lt_where(lt_gt_scalar(count, 0), r, t) : NULL;
 }
 

@@ -245,7 +245,10 @@ add(Op("masked_scatter", call("lt_masked_scatter"), torch.masked_scatter,
         Sample(t(()), Arg(np.array(True)), t((2,))),
         Sample(t((3, 4)), Arg(np.ones((3, 4), np.bool_)), t((5,)), note="short source"),
         Sample(t((3, 4)), t((3, 4), np.bool_), t((12,), np.float64), note="dtype mismatch")],
-       inplace=call("lt_masked_scatter_"), ref_inplace=lambda x, m, s: x.masked_scatter_(m, s)))
+       inplace=call("lt_masked_scatter_"), ref_inplace=lambda x, m, s: x.masked_scatter_(m, s),
+       xfail=lambda s: ("torch 1.13's masked_scatter_ into a non-contiguous tensor takes the source in the "
+                        "destination's memory order (its out-of-place form, and lazytensor, in row-major order)"
+                        if s.args[0].layout == "t" else None)))
 
 # ==== diag, diag_embed, trace, tril/triu_indices ==================================
 add(Op("diag", call("lt_diag"), torch.diag,
@@ -348,22 +351,29 @@ def sr_samples(reduce):
     for inc in (True, False):
         out += [Sample(t((3, 5), dt, "pos"), 1, IDX((3, 4), 5), t((3, 4), dt, "pos"), reduce, inc)
                 for dt in PAIR_DT if dt != np.bool_]
-        out += [Sample(t((4, 3), layout=lay), 0, IDX((6, 2), 4), t((6, 3), layout=slay), reduce, inc)
+        out += [Sample(t((4, 3), layout=lay), 0, IDX((6, 3), 4), t((6, 3), layout=slay), reduce, inc)
                 for lay in "ct" for slay in "cs"]
-        out += [Sample(*SR_TIES, reduce, inc, note="ties and zeros"),
-                Sample(t((2, 3, 4), np.float64), -1, IDX((2, 2, 3), 4), t((2, 3, 3), np.float64), reduce, inc),
-                Sample(t((3, 4)), 1, IDX((3, 0), 4), t((3, 2)), reduce, inc),
+        # an index smaller than src: torch 1.13's backward fails on it, so forward only
+        out += [Sample(t((4, 3)), 0, IDX((6, 2), 4), t((6, 3)), reduce, inc, grad=False, note="index < src"),
+                Sample(t((2, 3, 4), np.float64), -1, IDX((2, 2, 3), 4), t((2, 3, 3), np.float64), reduce, inc,
+                       grad=False, note="index < src"),
+                Sample(t((3, 4)), 1, IDX((3, 0), 4), t((3, 2)), reduce, inc, grad=False, note="index < src"),
+                Sample(t((3, 5), np.bool_), 1, IDX((3, 4), 5), t((3, 4), np.bool_), reduce, inc)]
+        out += [Sample(SR_TIES[0], 1, SR_TIES[1], SR_TIES[2], reduce, inc, note="ties and zeros"),
+                Sample(t((2, 3, 4), np.float64), -1, IDX((2, 3, 4), 4), t((2, 3, 4), np.float64), reduce, inc),
                 Sample(t(()), 0, Arg(np.array(0)), t(()), reduce, inc),
                 Sample(Arg(np.array([1.0, NAN, -INF, 2.0], np.float32)), 0, ARR(0, 1, 3, 3, 2),
                        Arg(np.array([NAN, 1.0, INF, -2.0, 0.0], np.float32)), reduce, inc, grad=False, note="edges")]
     out += [Sample(t((3, 5)), 1, ARR([[5]]), t((1, 1)), reduce, True, note="out of range"),
-            Sample(t((3, 5)), 1, IDX((3, 2), 5), t((3, 2), np.float64), reduce, True, note="dtype mismatch"),
-            Sample(t((3, 5), np.bool_), 1, IDX((3, 2), 5), t((3, 2), np.bool_), reduce, True, note="bool")]
+            Sample(t((3, 5)), 1, IDX((3, 2), 5), t((3, 2), np.float64), reduce, True, note="dtype mismatch")]
     return out
 
 
 add(Op("scatter_reduce", lambda L, x, d, i, s, r, inc: L.call("lt_scatter_reduce", x, d, i, s, REDUCES.index(r), inc),
        lambda x, d, i, s, r, inc: torch.scatter_reduce(x, d, i, s, r, include_self=inc),
        [s for r in REDUCES for s in sr_samples(r)], rtol={"float32": 2e-6}, grad_rtol={"float32": 1e-4},
+       xfail=lambda s: ("torch 1.13 counts the input among the ties of amax/amin even with include_self=False "
+                        "(its gradients then add up to less than the output's); here only the sources share"
+                        if s.note == "ties and zeros" and s.args[4] in ("amax", "amin") and not s.args[5] else None),
        inplace=lambda L, x, d, i, s, r, inc: L.call("lt_scatter_reduce_", x, d, i, s, REDUCES.index(r), inc),
        ref_inplace=lambda x, d, i, s, r, inc: x.scatter_reduce_(d, i, s, r, include_self=inc)))
