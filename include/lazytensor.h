@@ -944,6 +944,182 @@ lt_tensor *lt_nonzero(lt_tensor *t);
  *  result shape is indices.shape + [dim]. */
 lt_tensor *lt_embedding(lt_tensor *weight, lt_tensor *indices);
 
+/* ---- rearranging (torch.flip ... torch.nn.functional.pad). Compositions of
+ * the ops above (views, index_select, cat, expand): traced and lowered on the
+ * lazy device, and differentiable. Each returns a new tensor except
+ * lt_movedim, lt_unbind and lt_split_sizes, which return views. ---- */
+
+/** t reversed along each of dims[0..ndims) (distinct dims; none: a copy),
+ *  as torch.flip. */
+lt_tensor *lt_flip(lt_tensor *t, const int *dims, int ndims);
+/** t rolled by shifts[i] along dims[i] (torch.roll): element j moves to
+ *  (j + shift) mod size. With ndims 0, one shift rolls the flattened tensor
+ *  and the shape is kept. A dim given twice rolls twice. */
+lt_tensor *lt_roll(lt_tensor *t, const int64_t *shifts, int nshifts, const int *dims, int ndims);
+/** t rotated by k quarter turns in the plane of dims dim0 and dim1, from
+ *  dim0 towards dim1 (torch.rot90); k may be negative. At least 2 dims. */
+lt_tensor *lt_rot90(lt_tensor *t, int64_t k, int dim0, int dim1);
+/** t repeated repeats[d] times along each dim (torch.Tensor.repeat): n >= the
+ *  rank of t (t gains leading dims of size 1), counts >= 0. */
+lt_tensor *lt_repeat(lt_tensor *t, const int64_t *repeats, int n);
+/** torch.tile: lt_repeat where fewer reps than dims are padded with leading
+ *  1s (and more give t leading dims of size 1). */
+lt_tensor *lt_tile(lt_tensor *t, const int64_t *reps, int n);
+/** Each slice of t along *dim repeated `repeats` times in a row
+ *  (torch.repeat_interleave); with dim NULL, of the flattened tensor. */
+lt_tensor *lt_repeat_interleave(lt_tensor *t, int64_t repeats, const int *dim);
+/** lt_repeat_interleave with a count per slice: repeats is an integer tensor
+ *  of one count per slice along *dim (or 0-d: one for all), counts >= 0. The
+ *  result size depends on the counts, which are read (a sync on the lazy
+ *  device); the gather itself is traced. */
+lt_tensor *lt_repeat_interleave_tensor(lt_tensor *t, lt_tensor *repeats, const int *dim);
+/** The slices of t along dim as views of rank ndim - 1 (torch.unbind).
+ *  Writes them to out (at most max_out) and returns their count, or -1 on
+ *  error (nothing written). */
+int lt_unbind(lt_tensor *t, int dim, lt_tensor **out, int max_out);
+/** A view of t with dims source[i] moved to positions destination[i], the
+ *  other dims keeping their order (torch.movedim); distinct dims. */
+lt_tensor *lt_movedim(lt_tensor *t, const int *source, const int *destination, int n);
+/** Splits t along dim into n views of sizes[0..n) (torch.split with a list):
+ *  sizes >= 0 summing to the dim's size. Returns n, or -1 on error. */
+int lt_split_sizes(lt_tensor *t, const int64_t *sizes, int n, int dim, lt_tensor **out, int max_out);
+/** Padding modes of lt_pad (torch.nn.functional.pad's mode=). */
+enum {
+    LT_PAD_CONSTANT,  /**< 'constant': the value */
+    LT_PAD_REFLECT,   /**< 'reflect': mirrored, the edge not repeated */
+    LT_PAD_REPLICATE, /**< 'replicate': the edge element repeated */
+    LT_PAD_CIRCULAR   /**< 'circular': wrapped around */
+};
+/**
+ * Pads the last npad/2 dims of t (torch.nn.functional.pad): pad holds
+ * (before, after) for the last dim, then for the one before it, and so on.
+ * LT_PAD_CONSTANT takes any dtype, fills with value (cast to t's dtype) and
+ * accepts negative pads, which crop. The other modes follow torch's rules:
+ * floating tensors (circular: any dtype); 1 to 3 padded dims on a tensor of one more dim (C, ...)
+ * or two more (N, C, ...), circular only the latter; reflect pads smaller
+ * than the dim, circular ones no larger, replicate a non-empty dim.
+ */
+lt_tensor *lt_pad(lt_tensor *t, const int64_t *pad, int npad, int mode, double value);
+
+/* ---- indexing by tensors (torch.take ... torch.Tensor.masked_scatter).
+ * Compositions of gather, scatter, scatter_add, index_select and where:
+ * traced and lowered on the lazy device (masked_select syncs: its size
+ * depends on the mask), differentiable in the input and the source. An
+ * index out of range is LT_ERR_INDEX (on the lazy device when the step
+ * runs). Indices are i64 (i32 is accepted too). ---- */
+
+/** The elements of t, viewed as 1-D, at index (any shape; negative values
+ *  count from the end), in index's shape (torch.take). */
+lt_tensor *lt_take(lt_tensor *t, lt_tensor *index);
+/** torch.take_along_dim: lt_gather along *dim after broadcasting t and
+ *  indices (same rank) in every other dim; with dim NULL, the flattened t
+ *  at the flattened indices. */
+lt_tensor *lt_take_along_dim(lt_tensor *t, lt_tensor *indices, const int *dim);
+/** A copy of t with alpha * source[..., i, ...] added to slice index[i] along
+ *  dim (torch.index_add): index 0-d or 1-D with values in [0, size),
+ *  source of t's dtype and shape except index's length along dim. Repeated
+ *  indices add up. An integer t takes alpha truncated to an integer. */
+lt_tensor *lt_index_add(lt_tensor *t, int dim, lt_tensor *index, lt_tensor *source, double alpha);
+/** lt_index_add writing instead of adding (torch.index_copy); with repeated
+ *  indices one of the slices lands. */
+lt_tensor *lt_index_copy(lt_tensor *t, int dim, lt_tensor *index, lt_tensor *source);
+/** A copy of t with the slices index (0-d or 1-D, negative from the end)
+ *  along dim set to value (torch.index_fill). */
+lt_tensor *lt_index_fill(lt_tensor *t, int dim, lt_tensor *index, double value);
+/** Out-of-place lt_index_put_ (torch.index_put): a copy of t with values at
+ *  the indices; with accumulate, values at repeated indices all add up. */
+lt_tensor *lt_index_put(lt_tensor *t, lt_tensor *const *indices, int n, lt_tensor *values, bool accumulate);
+/** lt_index_put_ adding the values (t[indices] += values with repeated
+ *  indices adding up: torch's index_put_(accumulate=True)). Returns t. */
+lt_tensor *lt_index_put_accumulate_(lt_tensor *t, lt_tensor *const *indices, int n, lt_tensor *values);
+/** The elements of t where mask (bool; t and mask broadcast together) is
+ *  true, as a 1-D tensor in row-major order (torch.masked_select). Its size
+ *  depends on the mask: a sync on the lazy device. */
+lt_tensor *lt_masked_select(lt_tensor *t, lt_tensor *mask);
+/** A copy of t (broadcast with mask) whose masked positions, in row-major
+ *  order, take source's first elements (torch.masked_scatter): source of
+ *  t's dtype, any shape, with at least as many elements as the mask has
+ *  true ones. */
+lt_tensor *lt_masked_scatter(lt_tensor *t, lt_tensor *mask, lt_tensor *source);
+/** Reductions of lt_scatter_reduce (torch.scatter_reduce's reduce=). */
+enum {
+    LT_SCATTER_SUM,  /**< 'sum' */
+    LT_SCATTER_PROD, /**< 'prod' */
+    LT_SCATTER_MEAN, /**< 'mean' (integers: floor division) */
+    LT_SCATTER_AMAX, /**< 'amax' (NaN wins) */
+    LT_SCATTER_AMIN  /**< 'amin' (NaN wins) */
+};
+/**
+ * A copy of t where each position that index points at (along dim, as
+ * lt_scatter) holds the reduction of the src elements sent to it, and of
+ * its own value when include_self (torch.scatter_reduce). Positions no
+ * index points at keep t's value. index (i64) and src have t's rank, index
+ * no larger than src, nor than t outside dim; src has t's dtype (bool: sum
+ * and amax are or, prod and amin and, mean is refused). Differentiable in t and src as torch (ties of amax/amin share the
+ * gradient). prod, amax and amin compare every index with every position
+ * along dim: O(size(dim)) work per source element, fused on the lazy
+ * device.
+ */
+lt_tensor *lt_scatter_reduce(lt_tensor *t, int dim, lt_tensor *index, lt_tensor *src, int reduce, bool include_self);
+/** In-place forms of lt_index_add, lt_index_copy, lt_index_fill,
+ *  lt_masked_scatter (the mask must not broadcast beyond t) and
+ *  lt_scatter_reduce: the result is written into t (which may be a view).
+ *  Return t, or NULL on error (t unchanged). */
+lt_tensor *lt_index_add_(lt_tensor *t, int dim, lt_tensor *index, lt_tensor *source, double alpha);
+lt_tensor *lt_index_copy_(lt_tensor *t, int dim, lt_tensor *index, lt_tensor *source);
+lt_tensor *lt_index_fill_(lt_tensor *t, int dim, lt_tensor *index, double value);
+lt_tensor *lt_masked_scatter_(lt_tensor *t, lt_tensor *mask, lt_tensor *source);
+lt_tensor *lt_scatter_reduce_(lt_tensor *t, int dim, lt_tensor *index, lt_tensor *src, int reduce, bool include_self);
+
+/* ---- diagonals, grids, search and unique (torch.diag ... torch.unique).
+ * Compositions: traced and lowered on the lazy device except
+ * lt_where_indices and lt_unique, whose result sizes depend on the data
+ * (they sync, through lt_nonzero). ---- */
+
+/** A 1-D t on diagonal `offset` of a square matrix (zeros elsewhere), or the
+ *  diagonal of a 2-D t as a new 1-D tensor (torch.diag). */
+lt_tensor *lt_diag(lt_tensor *t, int64_t offset);
+/** Each vector along t's last dim on diagonal `offset` of a new plane in
+ *  dims dim1 (rows) and dim2 (columns) of a result of rank ndim + 1
+ *  (torch.diag_embed); differentiable. */
+lt_tensor *lt_diag_embed(lt_tensor *t, int64_t offset, int dim1, int dim2);
+/** Sum of the main diagonal of a matrix (torch.trace); integer inputs give
+ *  i64, bool is refused. */
+lt_tensor *lt_trace(lt_tensor *t);
+/** The [2, count] i64 coordinates, row by row, of the cells (r, c) of a row
+ *  x col matrix with c - r <= offset (torch.tril_indices), made on dev. */
+lt_tensor *lt_tril_indices(int64_t row, int64_t col, int64_t offset, lt_device dev);
+/** As lt_tril_indices for c - r >= offset (torch.triu_indices). */
+lt_tensor *lt_triu_indices(int64_t row, int64_t col, int64_t offset, lt_device dev);
+/** torch.meshgrid of n 0-d or 1-D tensors of one dtype: n grids (expanded
+ *  views) of shape [len0, len1, ...] ('ij'), or with indexing_xy the first
+ *  two sizes swapped ('xy'). Writes them to out; returns n or -1. */
+int lt_meshgrid(lt_tensor *const *ts, int n, bool indexing_xy, lt_tensor **out, int max_out);
+/** The cartesian product of n 1-D tensors of one dtype: [prod(len), n]
+ *  rows in lexicographic order (torch.cartesian_prod; n == 1: a copy). */
+lt_tensor *lt_cartesian_prod(lt_tensor *const *ts, int n);
+/** torch.where(t) with one argument (torch.nonzero(as_tuple=True)): one i64
+ *  tensor of coordinates per dim of t (one for a 0-d t). Writes them to
+ *  out; returns their count or -1. Syncs on the lazy device. */
+int lt_where_indices(lt_tensor *t, lt_tensor **out, int max_out);
+/** For each of values, the insertion point into the ascending last dim of
+ *  sorted (torch.searchsorted): the first position whose element is >= the
+ *  value, or > with right. sorted is 1-D or has values' leading dims; the
+ *  result has values' shape, i64 (i32 with out_int32). A NaN value goes
+ *  last; a sequence holding NaN is not sorted (torch's result then depends
+ *  on its binary search, this one counts). Bool is refused. */
+lt_tensor *lt_searchsorted(lt_tensor *sorted, lt_tensor *values, bool out_int32, bool right);
+/** The bucket of each element of t among 1-D ascending boundaries
+ *  (torch.bucketize): lt_searchsorted(boundaries, t, out_int32, right). */
+lt_tensor *lt_bucketize(lt_tensor *t, lt_tensor *boundaries, bool out_int32, bool right);
+/** The distinct elements of t, ascending, as a 1-D tensor (torch.unique with
+ *  sorted=True; torch's unsorted order is its hash order and is not
+ *  reproduced). *inverse (if not NULL) gets, in t's shape, each element's
+ *  position in the result (i64), *counts (if not NULL) how often each
+ *  occurs. NaNs are each distinct. Not differentiable; syncs on the lazy
+ *  device (the result size depends on the data). */
+lt_tensor *lt_unique(lt_tensor *t, lt_tensor **inverse, lt_tensor **counts);
+
 /* ========================================================================= */
 /* Linear algebra and neural-network ops                                      */
 /* ========================================================================= */

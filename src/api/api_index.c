@@ -25,6 +25,7 @@ typedef struct index_plan {
     int64_t bshape[LT_MAX_DIMS];  /* the indices' broadcast shape */
     int nb;
     int front;                    /* where the index dims go in the result */
+    int order[LT_MAX_DIMS];       /* perm's dims as dims of t */
 } index_plan;
 
 static lt_status check_index_args(const char *op, lt_tensor *t, lt_tensor *const *indices, int n, index_plan *p)
@@ -115,6 +116,7 @@ static lt_status plan_index(const char *op, lt_tensor *t, index_plan *p)
         if (!taken[i])
             fshape[nf++] = t->shape[order[k++] = i];
     p->front = adjacent ? p->adv_dim[0] : 0;
+    memcpy(p->order, order, sizeof order);
     p->perm = lt_permute(t, order, nd);
     p->flat = lt_reshape(p->perm, fshape, nf);
     if (!p->flat)
@@ -169,38 +171,91 @@ lt_tensor *lt_index(lt_tensor *t, lt_tensor *const *indices, int n)
     return kept;
 }
 
-static lt_tensor *index_put_in_scope(lt_tensor *t, lt_tensor *const *indices, int n, lt_tensor *values)
+/* The values of lt_index_put as rows of the merged dim: values converted
+ * to t's dtype, broadcast to lt_index's result shape, permuted back to
+ * [B..., rest...] and flattened to [M, rest...]. *rows_nd gets its rank. */
+static lt_tensor *put_rows(lt_tensor *t, const index_plan *p, lt_tensor *values, int nd, const int64_t *shape,
+                           int *rows_nd)
 {
-    index_plan p = {0};
-    int64_t shape[LT_MAX_DIMS], rows_shape[LT_MAX_DIMS], ones[LT_MAX_DIMS];
-    int order[LT_MAX_DIMS], inverse[LT_MAX_DIMS], nd;
-    if (check_index_args("index_put_", t, indices, n, &p) != LT_OK ||
-        lt_check_tensor("index_put_", values, n + 1) != LT_OK || plan_index("index_put_", t, &p) != LT_OK ||
-        (nd = gathered_shape("index_put_", &p, shape)) < 0)
-        return NULL;
-    result_order(&p, nd, order);
-    int nr = nd - p.nb;
-    rows_shape[0] = ones[0] = lt_tensor_numel(p.lin);
-    for (int i = 0; i < nr; i++) {
-        rows_shape[1 + i] = p.flat->shape[1 + i];
-        ones[1 + i] = 1;
-    }
-    int64_t result_shape[LT_MAX_DIMS]; /* lt_index's result shape: values broadcast to it */
+    int order[LT_MAX_DIMS], inverse[LT_MAX_DIMS];
+    int64_t rows_shape[LT_MAX_DIMS], result_shape[LT_MAX_DIMS];
+    result_order(p, nd, order);
+    int nr = nd - p->nb;
+    rows_shape[0] = lt_tensor_numel(p->lin);
+    for (int i = 0; i < nr; i++)
+        rows_shape[1 + i] = p->flat->shape[1 + i];
     for (int i = 0; i < nd; i++) {
         inverse[order[i]] = i;
         result_shape[i] = shape[order[i]];
     }
-    lt_tensor *v = lt_copy_(lt_empty(result_shape, nd, t->dtype, t->device), values);
-    lt_tensor *rows = lt_reshape(lt_permute(v, inverse, nd), rows_shape, nr + 1);
-    lt_tensor *idx = lt_contiguous(lt_expand(lt_view(p.lin, ones, nr + 1), rows_shape, nr + 1));
-    lt_tensor *scattered = lt_scatter(p.flat, 0, idx, rows);
+    *rows_nd = nr + 1;
+    lt_tensor *v = lt_to_dtype(values, (lt_dtype)t->dtype);
+    v = v ? lt_contiguous(lt_expand(v, result_shape, nd)) : NULL;
+    return v ? lt_reshape(lt_permute(v, inverse, nd), rows_shape, nr + 1) : NULL;
+}
+
+/* The merged-dim form of t (p->flat) with the values written (or added)
+ * at the indexed positions. */
+static lt_tensor *put_flat(lt_tensor *t, lt_tensor *const *indices, int n, lt_tensor *values, bool accumulate,
+                           index_plan *p)
+{
+    const char *op = accumulate ? "index_put (accumulate)" : "index_put_";
+    int64_t shape[LT_MAX_DIMS], ones[LT_MAX_DIMS];
+    int nd, rows_nd;
+    if (check_index_args(op, t, indices, n, p) != LT_OK || lt_check_tensor(op, values, n + 1) != LT_OK ||
+        plan_index(op, t, p) != LT_OK || (nd = gathered_shape(op, p, shape)) < 0)
+        return NULL;
+    lt_tensor *rows = put_rows(t, p, values, nd, shape, &rows_nd);
+    if (!rows)
+        return NULL;
+    ones[0] = rows->shape[0];
+    for (int i = 1; i < rows_nd; i++)
+        ones[i] = 1;
+    lt_tensor *idx = lt_contiguous(lt_expand(lt_view(p->lin, ones, rows_nd), rows->shape, rows_nd));
+    return accumulate ? lt_scatter_add(p->flat, 0, idx, rows) : lt_scatter(p->flat, 0, idx, rows);
+}
+
+static lt_tensor *index_put_in_scope(lt_tensor *t, lt_tensor *const *indices, int n, lt_tensor *values,
+                                     bool accumulate)
+{
+    index_plan p = {0};
+    lt_tensor *scattered = put_flat(t, indices, n, values, accumulate, &p);
+    if (!scattered)
+        return NULL;
     return lt_copy_(p.perm, lt_reshape(scattered, p.perm->shape, p.perm->ndim)) ? t : NULL;
 }
 
 lt_tensor *lt_index_put_(lt_tensor *t, lt_tensor *const *indices, int n, lt_tensor *values)
 {
     lt_scope_begin();
-    lt_tensor *r = index_put_in_scope(t, indices, n, values);
+    lt_tensor *r = index_put_in_scope(t, indices, n, values, false);
     lt_scope_end();
     return r;
+}
+
+lt_tensor *lt_index_put_accumulate_(lt_tensor *t, lt_tensor *const *indices, int n, lt_tensor *values)
+{
+    lt_scope_begin();
+    lt_tensor *r = index_put_in_scope(t, indices, n, values, true);
+    lt_scope_end();
+    return r;
+}
+
+/* The out-of-place form: the scattered merged tensor viewed back through
+ * the inverse permutation (no write into t, so it is differentiable in t
+ * and values). */
+lt_tensor *lt_index_put(lt_tensor *t, lt_tensor *const *indices, int n, lt_tensor *values, bool accumulate)
+{
+    lt_scope_begin();
+    index_plan p = {0};
+    lt_tensor *r = put_flat(t, indices, n, values, accumulate, &p);
+    if (r) {
+        int inverse[LT_MAX_DIMS];
+        for (int i = 0; i < p.perm->ndim; i++)
+            inverse[p.order[i]] = i;
+        r = lt_contiguous(lt_permute(lt_reshape(r, p.perm->shape, p.perm->ndim), inverse, p.perm->ndim));
+    }
+    lt_tensor *kept = r ? lt_keep(r) : NULL;
+    lt_scope_end();
+    return kept;
 }
