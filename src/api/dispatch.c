@@ -125,6 +125,22 @@ static lt_meta *input_metas(lt_tensor *const *in, int nin, lt_meta *small)
     return m;
 }
 
+/* Names the outputs' maker, hands outputs after the first to extra (or
+ * drops them) and publishes the first. */
+static lt_tensor *publish_outputs(lt_op op, lt_tensor **out, lt_tensor **extra)
+{
+    const lt_op_info *info = &lt_op_infos[op];
+    for (int k = 0; k < info->nout; k++)
+        out[k]->made_by = info->name;
+    for (int k = 1; k < info->nout; k++) {
+        if (extra)
+            extra[k - 1] = lt_tensor_publish(out[k]);
+        else
+            lt_tensor_unref(out[k]);
+    }
+    return lt_tensor_publish(out[0]);
+}
+
 lt_tensor *lt_call(lt_op op, lt_tensor *const *in, int nin, const lt_attrs *a, lt_tensor **extra)
 {
     const lt_op_info *info = &lt_op_infos[op];
@@ -154,15 +170,7 @@ lt_tensor *lt_call(lt_op op, lt_tensor *const *in, int nin, const lt_attrs *a, l
             lt_tensor_unref(out[k]);
         return NULL;
     }
-    for (int k = 0; k < info->nout; k++)
-        out[k]->made_by = info->name;
-    for (int k = 1; k < info->nout; k++) {
-        if (extra)
-            extra[k - 1] = lt_tensor_publish(out[k]);
-        else
-            lt_tensor_unref(out[k]);
-    }
-    return lt_tensor_publish(out[0]);
+    return publish_outputs(op, out, extra);
 }
 
 /* True when a and b touch the same memory with different geometry, so an
@@ -243,12 +251,19 @@ lt_tensor *lt_call_inplace(lt_op op, lt_tensor *dst, lt_tensor *const *in, int n
     return dst;
 }
 
+/* The meta of a wrapped C scalar: 0-d f64, weak. */
+static lt_meta scalar_meta(void)
+{
+    lt_meta m = lt_meta_make(LT_F64, NULL, 0);
+    m.weak = 1;
+    return m;
+}
+
 lt_tensor *lt_wrap_scalar(double v, lt_device dev)
 {
     if (dev.kind == LT_DEVICE_LAZY)
         return lt_lazy_wrap_scalar(v);
-    lt_meta m = lt_meta_make(LT_F64, NULL, 0);
-    m.weak = 1;
+    lt_meta m = scalar_meta();
     lt_tensor *t = lt_tensor_alloc(&m, dev, "scalar");
     if (t)
         *(double *)lt_tensor_ptr(t) = v;
@@ -268,10 +283,44 @@ lt_tensor *lt_call2(lt_op op, lt_tensor *x, lt_tensor *y, const lt_attrs *a)
     return lt_call(op, in, 2, a ? a : &none, NULL);
 }
 
+/*
+ * On the lazy device a scalar operand needs no tensor of its own: its value
+ * becomes an IR scalar node, exactly the node its wrapper would record, and
+ * the result is the same as lt_call over the wrapper's. The wrapper stays
+ * where the op falls back to eager kernels (they need a tensor) and where
+ * autograd records the op (its gradient keeps the operands).
+ */
+static bool lazy_scalar_direct(lt_op op, const lt_tensor *t)
+{
+    const lt_op_info *info = &lt_op_infos[op];
+    return t->device.kind == LT_DEVICE_LAZY && !t->autograd && info->nin == 2 && info->cls != LT_OPC_VIEW &&
+           !(info->flags & LT_OPF_NOLOWER);
+}
+
+static lt_tensor *lazy_call_scalar(lt_op op, lt_tensor *t, double s, bool reversed, const lt_attrs *a)
+{
+    lt_attrs none;
+    if (!a) {
+        none = lt_attrs_init();
+        a = &none;
+    }
+    lt_meta im[2], om[LT_MAX_OUTPUTS];
+    im[reversed] = lt_tensor_meta(t);
+    im[!reversed] = scalar_meta();
+    if (lt_op_infer(op, im, 2, a, om) != LT_OK || check_output_sizes(op, om) != LT_OK)
+        return NULL;
+    lt_tensor *out[LT_MAX_OUTPUTS] = {NULL};
+    if (lt_lazy_run_scalar(op, t, s, reversed, a, om, out) != LT_OK)
+        return NULL;
+    return publish_outputs(op, out, NULL);
+}
+
 lt_tensor *lt_call_scalar(lt_op op, lt_tensor *t, double s, bool reversed, const lt_attrs *a)
 {
     if (lt_check_tensor(lt_op_name(op), t, 0) != LT_OK || device_runnable(lt_op_name(op), t->device) != LT_OK)
         return NULL;
+    if (lazy_scalar_direct(op, t))
+        return lazy_call_scalar(op, t, s, reversed, a);
     lt_tensor *w = lt_wrap_scalar(s, t->device);
     if (!w)
         return NULL;
