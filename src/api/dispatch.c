@@ -10,6 +10,10 @@
 
 static lt_autograd_hooks autograd;
 
+/* lt_attrs_init() as a constant (all cleared, dtype -1, cpu device), for
+ * calls without attributes: no struct to build per op. */
+static const lt_attrs no_attrs = {.dtype = -1};
+
 /* "add_", "mul_", ...: names of the in-place forms, built once (formatting
  * them on every call would cost more than a tiny op). */
 static char inplace_names[LT_OP_COUNT][48];
@@ -86,14 +90,26 @@ static lt_status run_on_device(lt_op op, lt_tensor *const *in, int nin, const lt
     return lt_eager_run(op, in, nin, a, om, out, dev);
 }
 
+/* True if an input has o's dtype and shape: its tensor passed
+ * lt_check_shape with them (every tensor does), so o would pass it too. */
+static bool same_as_an_input(const lt_meta *o, const lt_meta *im, int nin)
+{
+    for (int i = 0; i < nin; i++)
+        if (im[i].dtype == o->dtype && lt_shape_equal(im[i].shape, im[i].ndim, o->shape, o->ndim))
+            return true;
+    return false;
+}
+
 /* Refuses outputs too large for this machine before any device sees them
  * (the lazy device allocates nothing at trace time, so it relies on this). */
-static lt_status check_output_sizes(lt_op op, const lt_meta *om)
+static lt_status check_output_sizes(lt_op op, const lt_meta *om, const lt_meta *im, int nin)
 {
     const lt_op_info *info = &lt_op_infos[op];
     if (info->cls == LT_OPC_DATADEP)
         return LT_OK; /* sizes known only after running */
     for (int k = 0; k < info->nout; k++) {
+        if (same_as_an_input(&om[k], im, nin))
+            continue;
         lt_status st = lt_check_shape(info->name, om[k].shape, om[k].ndim, (lt_dtype)om[k].dtype);
         if (st != LT_OK)
             return st;
@@ -156,10 +172,10 @@ lt_tensor *lt_call(lt_op op, lt_tensor *const *in, int nin, const lt_attrs *a, l
     if (!im)
         return NULL;
     lt_status st = lt_op_infer(op, im, nin, a, om);
+    if (st == LT_OK)
+        st = check_output_sizes(op, om, im, nin);
     if (im != small)
         free(im);
-    if (st == LT_OK)
-        st = check_output_sizes(op, om);
     if (st != LT_OK)
         return NULL;
     lt_tensor *out[LT_MAX_OUTPUTS] = {NULL};
@@ -254,8 +270,8 @@ lt_tensor *lt_call_inplace(lt_op op, lt_tensor *dst, lt_tensor *const *in, int n
 /* The meta of a wrapped C scalar: 0-d f64, weak. */
 static lt_meta scalar_meta(void)
 {
-    lt_meta m = lt_meta_make(LT_F64, NULL, 0);
-    m.weak = 1;
+    lt_meta m;
+    lt_meta_fill(&m, LT_F64, NULL, 0, 1);
     return m;
 }
 
@@ -272,15 +288,13 @@ lt_tensor *lt_wrap_scalar(double v, lt_device dev)
 
 lt_tensor *lt_call1(lt_op op, lt_tensor *t, const lt_attrs *a)
 {
-    lt_attrs none = lt_attrs_init();
-    return lt_call(op, &t, 1, a ? a : &none, NULL);
+    return lt_call(op, &t, 1, a ? a : &no_attrs, NULL);
 }
 
 lt_tensor *lt_call2(lt_op op, lt_tensor *x, lt_tensor *y, const lt_attrs *a)
 {
-    lt_attrs none = lt_attrs_init();
     lt_tensor *in[2] = {x, y};
-    return lt_call(op, in, 2, a ? a : &none, NULL);
+    return lt_call(op, in, 2, a ? a : &no_attrs, NULL);
 }
 
 /*
@@ -299,15 +313,12 @@ static bool lazy_scalar_direct(lt_op op, const lt_tensor *t)
 
 static lt_tensor *lazy_call_scalar(lt_op op, lt_tensor *t, double s, bool reversed, const lt_attrs *a)
 {
-    lt_attrs none;
-    if (!a) {
-        none = lt_attrs_init();
-        a = &none;
-    }
+    if (!a)
+        a = &no_attrs;
     lt_meta im[2], om[LT_MAX_OUTPUTS];
     im[reversed] = lt_tensor_meta(t);
     im[!reversed] = scalar_meta();
-    if (lt_op_infer(op, im, 2, a, om) != LT_OK || check_output_sizes(op, om) != LT_OK)
+    if (lt_op_infer(op, im, 2, a, om) != LT_OK || check_output_sizes(op, om, im, 2) != LT_OK)
         return NULL;
     lt_tensor *out[LT_MAX_OUTPUTS] = {NULL};
     if (lt_lazy_run_scalar(op, t, s, reversed, a, om, out) != LT_OK)

@@ -195,22 +195,27 @@ uint32_t lt_ir_add_op(lt_op op, const lt_value *in, uint32_t nin, const lt_attrs
             memset(&n->out[k], 0, sizeof n->out[k]);
     }
     n->attrs = *a;
-    n->attrs.device = lt_device_cpu(); /* the device is not part of the graph */
+    n->attrs.device = (lt_device){LT_DEVICE_CPU, 0}; /* the device is not part of the graph */
     n->scalar = 0;
     n->storage = NULL;
     n->tensor_id = 0;
     n->origin = current_origin;
-    hash_op_and_attrs(n->local_hash, op, a);
+    /* hashed in locals, kept in registers, then stored */
+    uint64_t h[2];
+    hash_op_and_attrs(h, op, a);
     for (int k = 0; k < nout; k++)
-        hash_meta(n->local_hash, &om[k]);
-    n->hash[0] = n->local_hash[0];
-    n->hash[1] = n->local_hash[1];
+        hash_meta(h, &om[k]);
+    n->local_hash[0] = h[0];
+    n->local_hash[1] = h[1];
     for (uint32_t i = 0; i < nin; i++) {
-        inputs[input_count + i] = in[i];
         const lt_node *src = &nodes[in[i].node];
-        hash_u64(n->hash, src->hash[0] ^ (uint64_t)in[i].out);
-        hash_u64(n->hash, src->hash[1]);
+        hash_u64(h, src->hash[0] ^ (uint64_t)in[i].out);
+        hash_u64(h, src->hash[1]);
     }
+    n->hash[0] = h[0];
+    n->hash[1] = h[1];
+    if (nin > 0) /* in may be NULL for none */
+        memcpy(&inputs[input_count], in, sizeof *in * nin);
     input_count += nin;
     return node_count++;
 }
@@ -233,8 +238,20 @@ uint32_t lt_ir_add_data(lt_storage *s, const lt_meta *m, uint64_t tensor_id)
     return node_count++;
 }
 
+/* The hash of a scalar node: the kind, then the value if it is 0 or 1. */
+static void scalar_node_hash(uint64_t h[2], double v)
+{
+    lt_ir_hash_init(h);
+    hash_u64(h, (uint64_t)LT_NODE_SCALAR << 32);
+    hash_scalar(h, v);
+}
+
 uint32_t lt_ir_add_scalar(double v)
 {
+    /* every parameter scalar hashes alike: that hash is computed once
+     * (touched only by the device's owner, like the arena) */
+    static uint64_t parameter_hash[2];
+    static bool parameter_hash_known;
     lt_node *n = new_leaf(LT_NODE_SCALAR);
     if (!n)
         return UINT32_MAX;
@@ -242,9 +259,16 @@ uint32_t lt_ir_add_scalar(double v)
     n->out[0].dtype = LT_F64; /* 0-d, the rest of the meta cleared with the node */
     n->out[0].weak = 1;
     n->scalar = v;
-    lt_ir_hash_init(n->local_hash);
-    hash_u64(n->local_hash, (uint64_t)LT_NODE_SCALAR << 32);
-    hash_scalar(n->local_hash, v);
+    if (lt_scalar_is_special(v)) {
+        scalar_node_hash(n->local_hash, v);
+    } else {
+        if (!parameter_hash_known) {
+            scalar_node_hash(parameter_hash, v);
+            parameter_hash_known = true;
+        }
+        n->local_hash[0] = parameter_hash[0];
+        n->local_hash[1] = parameter_hash[1];
+    }
     n->hash[0] = n->local_hash[0];
     n->hash[1] = n->local_hash[1];
     return node_count++;
