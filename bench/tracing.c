@@ -5,7 +5,8 @@
  *      barrier: 100,000 ops per repeat, as a chain (each op reads the last
  *      result, whose previous value is dropped) and as independent ops in
  *      scopes of 1,000. Our eager device's per-op cost for the same calls
- *      (kernels included) sits beside it.
+ *      (kernels included) sits beside it. The lazy chain is also given in
+ *      thread CPU time, which a busy machine disturbs less.
  *   2. Cached barrier: the same 1,000-node graph (a chain of adds and
  *      multiplications by a runtime scalar over f32[4]) traced again every
  *      iteration and cut by lt_barrier(true): after the first iteration
@@ -42,12 +43,14 @@ static const char *const op_keys[OP_COUNT] = {"add", "mul_scalar", "relu", "affi
  * add_scalar (the Python front end's overhead benchmark does the same). */
 static const int op_calls[OP_COUNT] = {1, 1, 1, 2};
 
-static double now_ns(void)
+static double clock_ns(clockid_t clock)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(clock, &ts);
     return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
+
+static double now_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
 
 static lt_tensor *tiny_input(lt_device dev, float first)
 {
@@ -109,19 +112,23 @@ static bool independent_once(tiny_op op, lt_tensor *a, lt_tensor *b)
     return ok;
 }
 
-/* Median ns per op, or -1 on error. */
-static double ns_per_op(bool chain, tiny_op op, lt_device dev, int repeats)
+/* Median ns per op of wall time, or -1 on error; *cpu_ns gets the median
+ * of this thread's CPU time (time preempted left out: steadier on a busy
+ * machine). */
+static double ns_per_op(bool chain, tiny_op op, lt_device dev, int repeats, double *cpu_ns)
 {
     lt_tensor *a = tiny_input(dev, 1.0f), *b = tiny_input(dev, 0.25f);
-    double t[MAX_REPEATS];
+    double t[MAX_REPEATS], c[MAX_REPEATS];
     bool ok = a && b && (lt_device_equal(dev, lt_device_cpu()) || lt_mark_step() == LT_OK);
     for (int r = 0; ok && r < repeats; r++) {
-        double t0 = now_ns();
+        double t0 = now_ns(), c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
         ok = chain ? chain_once(op, a, b, RECORD_OPS / op_calls[op]) : independent_once(op, a, b);
+        c[r] = (clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0) / RECORD_OPS;
         t[r] = (now_ns() - t0) / RECORD_OPS;
     }
     lt_release(a);
     lt_release(b);
+    *cpu_ns = ok ? median(c, repeats) : -1;
     return ok ? median(t, repeats) : -1;
 }
 
@@ -140,16 +147,21 @@ static void bench_recording(int repeats)
     lt_device lazy = lt_device_parse("lazy"), cpu = lt_device_cpu();
     printf("1. Recording tiny ops (f32[4]), %d ops per repeat, median ns/op of %d repeats\n", RECORD_OPS,
            repeats);
-    printf("   %-20s %12s %12s %12s %12s\n", "op", "lazy chain", "lazy indep.", "eager chain", "eager indep.");
+    printf("   %-20s %12s %12s %12s %12s %12s\n", "op", "lazy chain", "(CPU time)", "lazy indep.", "eager chain",
+           "eager indep.");
     for (int op = 0; op < OP_COUNT; op++) {
+        double cpu_ns, unused;
         printf("   %-20s", op_names[op]);
-        print_ns(ns_per_op(true, (tiny_op)op, lazy, repeats));
-        print_ns(ns_per_op(false, (tiny_op)op, lazy, repeats));
-        print_ns(ns_per_op(true, (tiny_op)op, cpu, repeats));
-        print_ns(ns_per_op(false, (tiny_op)op, cpu, repeats));
+        print_ns(ns_per_op(true, (tiny_op)op, lazy, repeats, &cpu_ns));
+        print_ns(cpu_ns);
+        print_ns(ns_per_op(false, (tiny_op)op, lazy, repeats, &unused));
+        print_ns(ns_per_op(true, (tiny_op)op, cpu, repeats, &unused));
+        print_ns(ns_per_op(false, (tiny_op)op, cpu, repeats, &unused));
         printf("\n");
     }
-    printf("   (lazy: recording only, nothing runs; eager: the op runs, kernel included)\n");
+    printf("   (lazy: recording only, nothing runs; eager: the op runs, kernel included; CPU time: this\n"
+           "   thread's, without the time other programs had the core; instructions per op:\n"
+           "   bench/tracing_instructions.sh)\n");
 }
 
 /* ---- 2. cached barrier ----------------------------------------------------- */

@@ -214,8 +214,8 @@ uint32_t lt_ir_add_op(lt_op op, const lt_value *in, uint32_t nin, const lt_attrs
     }
     n->hash[0] = h[0];
     n->hash[1] = h[1];
-    if (nin > 0) /* in may be NULL for none */
-        memcpy(&inputs[input_count], in, sizeof *in * nin);
+    for (uint32_t i = 0; i < nin; i++) /* a loop: one or two inputs, no memcpy call */
+        inputs[input_count + i] = in[i];
     input_count += nin;
     return node_count++;
 }

@@ -5,7 +5,8 @@
  * The device belongs to one thread at a time (like a CUDA stream): the
  * first thread that uses it, until that thread calls
  * lt_lazy_release_thread() or exits. Every entry point calls
- * lt_lazy_enter, which refuses other threads with LT_ERR_STATE. The
+ * lt_lazy_enter, which refuses other threads with LT_ERR_STATE (the run
+ * functions leave it to the dispatcher, which calls it once per op). The
  * barrier's worker thread only runs programs on buffers it holds.
  */
 #ifndef LT_LAZY_H
