@@ -10,6 +10,10 @@
 
 static lt_autograd_hooks autograd;
 
+/* lt_attrs_init() as a constant (all cleared, dtype -1, cpu device), for
+ * calls without attributes: no struct to build per op. */
+static const lt_attrs no_attrs = {.dtype = -1};
+
 /* "add_", "mul_", ...: names of the in-place forms, built once (formatting
  * them on every call would cost more than a tiny op). */
 static char inplace_names[LT_OP_COUNT][48];
@@ -86,14 +90,26 @@ static lt_status run_on_device(lt_op op, lt_tensor *const *in, int nin, const lt
     return lt_eager_run(op, in, nin, a, om, out, dev);
 }
 
+/* True if an input has o's dtype and shape: its tensor passed
+ * lt_check_shape with them (every tensor does), so o would pass it too. */
+static bool same_as_an_input(const lt_meta *o, const lt_meta *im, int nin)
+{
+    for (int i = 0; i < nin; i++)
+        if (im[i].dtype == o->dtype && lt_shape_equal(im[i].shape, im[i].ndim, o->shape, o->ndim))
+            return true;
+    return false;
+}
+
 /* Refuses outputs too large for this machine before any device sees them
  * (the lazy device allocates nothing at trace time, so it relies on this). */
-static lt_status check_output_sizes(lt_op op, const lt_meta *om)
+static lt_status check_output_sizes(lt_op op, const lt_meta *om, const lt_meta *im, int nin)
 {
     const lt_op_info *info = &lt_op_infos[op];
     if (info->cls == LT_OPC_DATADEP)
         return LT_OK; /* sizes known only after running */
     for (int k = 0; k < info->nout; k++) {
+        if (same_as_an_input(&om[k], im, nin))
+            continue;
         lt_status st = lt_check_shape(info->name, om[k].shape, om[k].ndim, (lt_dtype)om[k].dtype);
         if (st != LT_OK)
             return st;
@@ -125,6 +141,22 @@ static lt_meta *input_metas(lt_tensor *const *in, int nin, lt_meta *small)
     return m;
 }
 
+/* Names the outputs' maker, hands outputs after the first to extra (or
+ * drops them) and publishes the first. */
+static lt_tensor *publish_outputs(lt_op op, lt_tensor **out, lt_tensor **extra)
+{
+    const lt_op_info *info = &lt_op_infos[op];
+    for (int k = 0; k < info->nout; k++)
+        out[k]->made_by = info->name;
+    for (int k = 1; k < info->nout; k++) {
+        if (extra)
+            extra[k - 1] = lt_tensor_publish(out[k]);
+        else
+            lt_tensor_unref(out[k]);
+    }
+    return lt_tensor_publish(out[0]);
+}
+
 lt_tensor *lt_call(lt_op op, lt_tensor *const *in, int nin, const lt_attrs *a, lt_tensor **extra)
 {
     const lt_op_info *info = &lt_op_infos[op];
@@ -140,10 +172,10 @@ lt_tensor *lt_call(lt_op op, lt_tensor *const *in, int nin, const lt_attrs *a, l
     if (!im)
         return NULL;
     lt_status st = lt_op_infer(op, im, nin, a, om);
+    if (st == LT_OK)
+        st = check_output_sizes(op, om, im, nin);
     if (im != small)
         free(im);
-    if (st == LT_OK)
-        st = check_output_sizes(op, om);
     if (st != LT_OK)
         return NULL;
     lt_tensor *out[LT_MAX_OUTPUTS] = {NULL};
@@ -154,15 +186,7 @@ lt_tensor *lt_call(lt_op op, lt_tensor *const *in, int nin, const lt_attrs *a, l
             lt_tensor_unref(out[k]);
         return NULL;
     }
-    for (int k = 0; k < info->nout; k++)
-        out[k]->made_by = info->name;
-    for (int k = 1; k < info->nout; k++) {
-        if (extra)
-            extra[k - 1] = lt_tensor_publish(out[k]);
-        else
-            lt_tensor_unref(out[k]);
-    }
-    return lt_tensor_publish(out[0]);
+    return publish_outputs(op, out, extra);
 }
 
 /* True when a and b touch the same memory with different geometry, so an
@@ -243,12 +267,19 @@ lt_tensor *lt_call_inplace(lt_op op, lt_tensor *dst, lt_tensor *const *in, int n
     return dst;
 }
 
+/* The meta of a wrapped C scalar: 0-d f64, weak. */
+static lt_meta scalar_meta(void)
+{
+    lt_meta m;
+    lt_meta_fill(&m, LT_F64, NULL, 0, 1);
+    return m;
+}
+
 lt_tensor *lt_wrap_scalar(double v, lt_device dev)
 {
     if (dev.kind == LT_DEVICE_LAZY)
         return lt_lazy_wrap_scalar(v);
-    lt_meta m = lt_meta_make(LT_F64, NULL, 0);
-    m.weak = 1;
+    lt_meta m = scalar_meta();
     lt_tensor *t = lt_tensor_alloc(&m, dev, "scalar");
     if (t)
         *(double *)lt_tensor_ptr(t) = v;
@@ -257,21 +288,50 @@ lt_tensor *lt_wrap_scalar(double v, lt_device dev)
 
 lt_tensor *lt_call1(lt_op op, lt_tensor *t, const lt_attrs *a)
 {
-    lt_attrs none = lt_attrs_init();
-    return lt_call(op, &t, 1, a ? a : &none, NULL);
+    return lt_call(op, &t, 1, a ? a : &no_attrs, NULL);
 }
 
 lt_tensor *lt_call2(lt_op op, lt_tensor *x, lt_tensor *y, const lt_attrs *a)
 {
-    lt_attrs none = lt_attrs_init();
     lt_tensor *in[2] = {x, y};
-    return lt_call(op, in, 2, a ? a : &none, NULL);
+    return lt_call(op, in, 2, a ? a : &no_attrs, NULL);
+}
+
+/*
+ * On the lazy device a scalar operand needs no tensor of its own: its value
+ * becomes an IR scalar node, exactly the node its wrapper would record, and
+ * the result is the same as lt_call over the wrapper's. The wrapper stays
+ * where the op falls back to eager kernels (they need a tensor) and where
+ * autograd records the op (its gradient keeps the operands).
+ */
+static bool lazy_scalar_direct(lt_op op, const lt_tensor *t)
+{
+    const lt_op_info *info = &lt_op_infos[op];
+    return t->device.kind == LT_DEVICE_LAZY && !t->autograd && info->nin == 2 && info->cls != LT_OPC_VIEW &&
+           !(info->flags & LT_OPF_NOLOWER);
+}
+
+static lt_tensor *lazy_call_scalar(lt_op op, lt_tensor *t, double s, bool reversed, const lt_attrs *a)
+{
+    if (!a)
+        a = &no_attrs;
+    lt_meta im[2], om[LT_MAX_OUTPUTS];
+    im[reversed] = lt_tensor_meta(t);
+    im[!reversed] = scalar_meta();
+    if (lt_op_infer(op, im, 2, a, om) != LT_OK || check_output_sizes(op, om, im, 2) != LT_OK)
+        return NULL;
+    lt_tensor *out[LT_MAX_OUTPUTS] = {NULL};
+    if (lt_lazy_run_scalar(op, t, s, reversed, a, om, out) != LT_OK)
+        return NULL;
+    return publish_outputs(op, out, NULL);
 }
 
 lt_tensor *lt_call_scalar(lt_op op, lt_tensor *t, double s, bool reversed, const lt_attrs *a)
 {
     if (lt_check_tensor(lt_op_name(op), t, 0) != LT_OK || device_runnable(lt_op_name(op), t->device) != LT_OK)
         return NULL;
+    if (lazy_scalar_direct(op, t))
+        return lazy_call_scalar(op, t, s, reversed, a);
     lt_tensor *w = lt_wrap_scalar(s, t->device);
     if (!w)
         return NULL;

@@ -136,10 +136,45 @@ void lt_tensor_unref(lt_tensor *t);
 void lt_tensor_hold(lt_tensor *t);
 void lt_tensor_drop(lt_tensor *t);
 /* Validates a public tensor argument: NULL -> keeps the first error (or
- * sets LT_ERR_NULL naming op); dead handle -> LT_ERR_RELEASED. */
-lt_status lt_check_tensor(const char *op, const lt_tensor *t, int arg_index);
+ * sets LT_ERR_NULL naming op); dead handle -> LT_ERR_RELEASED. A live
+ * handle is checked inline (every op checks every input); the rest is
+ * lt_check_tensor_failed, which reports what is wrong. */
+lt_status lt_check_tensor_failed(const char *op, const lt_tensor *t, int arg_index);
+static inline lt_status lt_check_tensor(const char *op, const lt_tensor *t, int arg_index)
+{
+    if (t && t->magic == LT_TENSOR_MAGIC)
+        return LT_OK;
+    return lt_check_tensor_failed(op, t, arg_index);
+}
+/* Fills m with dtype, ndim, weak and shape[0, ndim), the other sizes 0.
+ * Inline and without libc calls: ops build several metas each. */
+static inline void lt_meta_fill(lt_meta *m, int32_t dtype, const int64_t *shape, int ndim, int32_t weak)
+{
+    m->dtype = dtype;
+    m->ndim = ndim;
+    m->weak = weak;
+    for (int d = 0; d < LT_MAX_DIMS; d++)
+        m->shape[d] = d < ndim ? shape[d] : 0;
+}
+/* Sizes [0, ndim) of a full LT_MAX_DIMS array, the others 0: every entry
+ * is read, so the copy needs no branch (and vectorizes). */
+static inline void lt_dims_copy_masked(int64_t *to, const int64_t *from, int ndim)
+{
+    for (int d = 0; d < LT_MAX_DIMS; d++) {
+        int64_t size = from[d];
+        to[d] = d < ndim ? size : 0;
+    }
+}
 /* The metadata of t. */
-lt_meta lt_tensor_meta(const lt_tensor *t);
+static inline lt_meta lt_tensor_meta(const lt_tensor *t)
+{
+    lt_meta m;
+    m.dtype = t->dtype;
+    m.ndim = t->ndim;
+    m.weak = t->weak;
+    lt_dims_copy_masked(m.shape, t->shape, t->ndim);
+    return m;
+}
 /* Pointer to element 0 of a CPU tensor (storage + offset). */
 static inline char *lt_tensor_ptr(const lt_tensor *t)
 {

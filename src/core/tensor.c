@@ -9,6 +9,7 @@
 #include "core/core.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +22,28 @@ typedef struct slab {
     lt_tensor handles[SLAB_HANDLES];
 } slab;
 
-static pthread_mutex_t handle_lock = PTHREAD_MUTEX_INITIALIZER;
+/*
+ * The handle lock guards a few pointer moves per handle (and, rarely, a
+ * slab allocation or a walk of all handles). Every op takes it twice, so it
+ * is a spin lock: one atomic exchange to take, one store to give back,
+ * where an uncontended mutex costs some fifty instructions per pair. A
+ * thread that finds it held spins briefly, then yields the CPU, so a
+ * holder that was preempted gets to run.
+ */
+static atomic_bool handle_lock_held;
+
+static void lock_handles(void)
+{
+    int spins = 0;
+    while (atomic_exchange_explicit(&handle_lock_held, true, memory_order_acquire)) {
+        while (atomic_load_explicit(&handle_lock_held, memory_order_relaxed)) {
+            if (++spins > 100)
+                sched_yield();
+        }
+    }
+}
+
+static void unlock_handles(void) { atomic_store_explicit(&handle_lock_held, false, memory_order_release); }
 static slab *slabs;
 static int slab_used = SLAB_HANDLES; /* handles handed out of the newest slab */
 static lt_tensor *quarantine_head, *quarantine_tail;
@@ -72,7 +94,7 @@ static inline void prefetch_handle(const lt_tensor *t)
 static lt_tensor *handle_get(void)
 {
     lt_tensor *t = NULL;
-    pthread_mutex_lock(&handle_lock);
+    lock_handles();
     if (quarantine_len > QUARANTINE_MIN) {
         t = quarantine_head;
         quarantine_head = t->next_free;
@@ -84,7 +106,7 @@ static lt_tensor *handle_get(void)
         if (slab_used == SLAB_HANDLES) {
             slab *s = calloc(1, sizeof *s);
             if (!s) {
-                pthread_mutex_unlock(&handle_lock);
+                unlock_handles();
                 lt_error(LT_ERR_MEMORY, "tensor: out of memory for tensor handles");
                 return NULL;
             }
@@ -94,7 +116,7 @@ static lt_tensor *handle_get(void)
         }
         t = &slabs->handles[slab_used++];
     }
-    pthread_mutex_unlock(&handle_lock);
+    unlock_handles();
     memset(t, 0, sizeof *t);
     return t;
 }
@@ -103,28 +125,28 @@ static void handle_put(lt_tensor *t)
 {
     t->magic = LT_TENSOR_DEAD;
     t->next_free = NULL;
-    pthread_mutex_lock(&handle_lock);
+    lock_handles();
     if (quarantine_tail)
         quarantine_tail->next_free = t;
     else
         quarantine_head = t;
     quarantine_tail = t;
     quarantine_len++;
-    pthread_mutex_unlock(&handle_lock);
+    unlock_handles();
 }
 
 int64_t lt_live_tensor_count(void) { return atomic_load(&live_handles); }
 
 void lt_tensor_foreach_live(void (*fn)(const lt_tensor *t, void *ctx), void *ctx)
 {
-    pthread_mutex_lock(&handle_lock);
+    lock_handles();
     for (const slab *s = slabs; s; s = s->next) {
         int used = s == slabs ? slab_used : SLAB_HANDLES;
         for (int i = 0; i < used; i++)
             if (s->handles[i].magic == LT_TENSOR_MAGIC)
                 fn(&s->handles[i], ctx);
     }
-    pthread_mutex_unlock(&handle_lock);
+    unlock_handles();
 }
 
 static void set_meta(lt_tensor *t, const lt_meta *m, lt_device dev)
@@ -134,7 +156,7 @@ static void set_meta(lt_tensor *t, const lt_meta *m, lt_device dev)
     atomic_init(&t->holds, 1); /* the one hold of all user references */
     t->dtype = m->dtype;
     t->ndim = m->ndim;
-    memcpy(t->shape, m->shape, sizeof(int64_t) * (size_t)m->ndim);
+    lt_dims_copy_masked(t->shape, m->shape, m->ndim); /* sizes past ndim stay 0 */
     lt_contiguous_strides(t->shape, t->ndim, t->strides);
     t->device = dev;
     t->weak = m->weak;
@@ -276,7 +298,7 @@ void lt_tensor_drop(lt_tensor *t)
     handle_put(t);
 }
 
-lt_status lt_check_tensor(const char *op, const lt_tensor *t, int arg_index)
+lt_status lt_check_tensor_failed(const char *op, const lt_tensor *t, int arg_index)
 {
     if (!t) {
         if (lt_error_pending())
@@ -291,21 +313,11 @@ lt_status lt_check_tensor(const char *op, const lt_tensor *t, int arg_index)
     return LT_OK;
 }
 
-lt_meta lt_tensor_meta(const lt_tensor *t)
-{
-    lt_meta m = lt_meta_make((lt_dtype)t->dtype, t->shape, t->ndim);
-    m.weak = t->weak;
-    return m;
-}
-
 lt_meta lt_meta_make(lt_dtype dt, const int64_t *shape, int ndim)
 {
     lt_meta m;
-    memset(&m, 0, sizeof m);
-    m.dtype = (int32_t)dt;
-    m.ndim = ndim;
-    if (ndim > 0)
-        memcpy(m.shape, shape, sizeof(int64_t) * (size_t)ndim);
+    memset(&m, 0, sizeof m); /* the padding too: metas may be compared or hashed whole */
+    lt_meta_fill(&m, (int32_t)dt, shape, ndim, 0);
     return m;
 }
 

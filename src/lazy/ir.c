@@ -114,57 +114,115 @@ static bool reserve(uint32_t extra_nodes, uint32_t extra_inputs)
     return true;
 }
 
-static lt_node *new_node(uint8_t kind, uint32_t nin)
+static bool room_for_node(uint32_t nin)
 {
     if (node_count >= UINT32_MAX - 1 || !reserve(1, nin)) {
         lt_error(LT_ERR_MEMORY, "lazy: out of memory recording the IR graph");
-        return NULL;
+        return false;
     }
+    return true;
+}
+
+/* A leaf as it starts: no inputs, no op, no origin, the attributes of
+ * lt_attrs_init (all cleared, dtype -1); one copy instead of clearing
+ * field by field. */
+static const lt_node leaf_template = {.attrs = {.dtype = -1}};
+
+/* A leaf (data or scalar) of this kind. */
+static lt_node *new_leaf(uint8_t kind)
+{
+    if (!room_for_node(0))
+        return NULL;
     lt_node *n = &nodes[node_count];
-    memset(n, 0, offsetof(lt_node, attrs));
-    if (kind != LT_NODE_OP) /* an op node copies its call's attributes */
-        n->attrs = lt_attrs_init();
+    *n = leaf_template;
     n->kind = kind;
-    n->nin = nin;
     n->first_input = input_count;
-    n->storage = NULL;
-    n->scalar = 0;
-    n->tensor_id = 0;
-    n->origin = kind == LT_NODE_OP ? current_origin : (lt_origin){NULL, false};
     return n;
+}
+
+/*
+ * The local hash of an op node starts with the op and its attributes. With
+ * default attributes (no ints, no floats, no dtype, no flag: most ops) that
+ * start depends on the op alone, so it is computed once per op and kept;
+ * the hash is the same as computing it each time. Touched only by the
+ * thread that owns the lazy device, like the arena.
+ */
+typedef struct op_hash_start {
+    uint64_t h[2];
+    bool known;
+} op_hash_start;
+static op_hash_start default_attrs_start[LT_OP_COUNT];
+
+static bool attrs_are_default(const lt_attrs *a)
+{
+    return a->ni == 0 && a->nf == 0 && a->dtype == -1 && a->flag == 0;
+}
+
+static void hash_op_and_attrs(uint64_t h[2], lt_op op, const lt_attrs *a)
+{
+    op_hash_start *cached = attrs_are_default(a) ? &default_attrs_start[op] : NULL;
+    if (cached && cached->known) {
+        h[0] = cached->h[0];
+        h[1] = cached->h[1];
+        return;
+    }
+    lt_ir_hash_init(h);
+    hash_u64(h, ((uint64_t)LT_NODE_OP << 32) | op);
+    hash_attrs(h, a);
+    if (cached) {
+        cached->h[0] = h[0];
+        cached->h[1] = h[1];
+        cached->known = true;
+    }
 }
 
 uint32_t lt_ir_add_op(lt_op op, const lt_value *in, uint32_t nin, const lt_attrs *a, const lt_meta *om)
 {
-    lt_node *n = new_node(LT_NODE_OP, nin);
-    if (!n)
+    if (!room_for_node(nin))
         return UINT32_MAX;
+    /* every field is written below: no clearing of the whole node first */
+    lt_node *n = &nodes[node_count];
+    int nout = lt_op_infos[op].nout;
+    n->kind = LT_NODE_OP;
+    n->nout = (uint8_t)nout;
     n->op = (uint16_t)op;
-    n->nout = (uint8_t)lt_op_infos[op].nout;
-    n->attrs = *a;
-    n->attrs.device = lt_device_cpu(); /* the device is not part of the graph */
-    for (int k = 0; k < n->nout; k++)
-        n->out[k] = om[k];
-    lt_ir_hash_init(n->local_hash);
-    hash_u64(n->local_hash, ((uint64_t)LT_NODE_OP << 32) | op);
-    hash_attrs(n->local_hash, a);
-    for (int k = 0; k < n->nout; k++)
-        hash_meta(n->local_hash, &om[k]);
-    n->hash[0] = n->local_hash[0];
-    n->hash[1] = n->local_hash[1];
-    for (uint32_t i = 0; i < nin; i++) {
-        inputs[input_count + i] = in[i];
-        const lt_node *src = &nodes[in[i].node];
-        hash_u64(n->hash, src->hash[0] ^ (uint64_t)in[i].out);
-        hash_u64(n->hash, src->hash[1]);
+    n->nin = nin;
+    n->first_input = input_count;
+    for (int k = 0; k < LT_MAX_OUTPUTS; k++) {
+        if (k < nout)
+            n->out[k] = om[k];
+        else
+            memset(&n->out[k], 0, sizeof n->out[k]);
     }
+    n->attrs = *a;
+    n->attrs.device = (lt_device){LT_DEVICE_CPU, 0}; /* the device is not part of the graph */
+    n->scalar = 0;
+    n->storage = NULL;
+    n->tensor_id = 0;
+    n->origin = current_origin;
+    /* hashed in locals, kept in registers, then stored */
+    uint64_t h[2];
+    hash_op_and_attrs(h, op, a);
+    for (int k = 0; k < nout; k++)
+        hash_meta(h, &om[k]);
+    n->local_hash[0] = h[0];
+    n->local_hash[1] = h[1];
+    for (uint32_t i = 0; i < nin; i++) {
+        const lt_node *src = &nodes[in[i].node];
+        hash_u64(h, src->hash[0] ^ (uint64_t)in[i].out);
+        hash_u64(h, src->hash[1]);
+    }
+    n->hash[0] = h[0];
+    n->hash[1] = h[1];
+    for (uint32_t i = 0; i < nin; i++) /* a loop: one or two inputs, no memcpy call */
+        inputs[input_count + i] = in[i];
     input_count += nin;
     return node_count++;
 }
 
 uint32_t lt_ir_add_data(lt_storage *s, const lt_meta *m, uint64_t tensor_id)
 {
-    lt_node *n = new_node(LT_NODE_DATA, 0);
+    lt_node *n = new_leaf(LT_NODE_DATA);
     if (!n)
         return UINT32_MAX;
     n->nout = 1;
@@ -180,18 +238,37 @@ uint32_t lt_ir_add_data(lt_storage *s, const lt_meta *m, uint64_t tensor_id)
     return node_count++;
 }
 
+/* The hash of a scalar node: the kind, then the value if it is 0 or 1. */
+static void scalar_node_hash(uint64_t h[2], double v)
+{
+    lt_ir_hash_init(h);
+    hash_u64(h, (uint64_t)LT_NODE_SCALAR << 32);
+    hash_scalar(h, v);
+}
+
 uint32_t lt_ir_add_scalar(double v)
 {
-    lt_node *n = new_node(LT_NODE_SCALAR, 0);
+    /* every parameter scalar hashes alike: that hash is computed once
+     * (touched only by the device's owner, like the arena) */
+    static uint64_t parameter_hash[2];
+    static bool parameter_hash_known;
+    lt_node *n = new_leaf(LT_NODE_SCALAR);
     if (!n)
         return UINT32_MAX;
     n->nout = 1;
-    n->out[0] = lt_meta_make(LT_F64, NULL, 0);
+    n->out[0].dtype = LT_F64; /* 0-d, the rest of the meta cleared with the node */
     n->out[0].weak = 1;
     n->scalar = v;
-    lt_ir_hash_init(n->local_hash);
-    hash_u64(n->local_hash, (uint64_t)LT_NODE_SCALAR << 32);
-    hash_scalar(n->local_hash, v);
+    if (lt_scalar_is_special(v)) {
+        scalar_node_hash(n->local_hash, v);
+    } else {
+        if (!parameter_hash_known) {
+            scalar_node_hash(parameter_hash, v);
+            parameter_hash_known = true;
+        }
+        n->local_hash[0] = parameter_hash[0];
+        n->local_hash[1] = parameter_hash[1];
+    }
     n->hash[0] = n->local_hash[0];
     n->hash[1] = n->local_hash[1];
     return node_count++;

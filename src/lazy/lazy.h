@@ -5,7 +5,8 @@
  * The device belongs to one thread at a time (like a CUDA stream): the
  * first thread that uses it, until that thread calls
  * lt_lazy_release_thread() or exits. Every entry point calls
- * lt_lazy_enter, which refuses other threads with LT_ERR_STATE. The
+ * lt_lazy_enter, which refuses other threads with LT_ERR_STATE (the run
+ * functions leave it to the dispatcher, which calls it once per op). The
  * barrier's worker thread only runs programs on buffers it holds.
  */
 #ifndef LT_LAZY_H
@@ -126,10 +127,19 @@ void lt_lazy_init(void);
 lt_status lt_lazy_enter(const char *op);
 /* The same without an error: true if this thread owns the device. */
 bool lt_lazy_try_own(void);
+/* Records op (outputs of metas om) over lazy inputs. The run functions
+ * leave the owner check to their caller, the dispatcher, which makes it
+ * once per public call before it reads any input (lt_lazy_enter). */
 lt_status lt_lazy_run(lt_op op, lt_tensor *const *in, int nin, const lt_attrs *a, const lt_meta *om,
                       lt_tensor **out);
 lt_status lt_lazy_run_inplace(lt_op op, lt_tensor *dst, lt_tensor *const *in, int nin,
                               const lt_attrs *a, const lt_meta *om);
+/* Binary op of t and the C scalar s (t op s, or s op t when reversed),
+ * recorded with the same IR nodes as lt_lazy_run over t and
+ * lt_lazy_wrap_scalar(s), without making the scalar a tensor. Not for ops
+ * that fall back to eager (LT_OPF_NOLOWER) or views. */
+lt_status lt_lazy_run_scalar(lt_op op, lt_tensor *t, double s, bool reversed, const lt_attrs *a,
+                             const lt_meta *om, lt_tensor **out);
 lt_tensor *lt_lazy_wrap_scalar(double v);
 /* A lazy tensor holding a contiguous copy of a CPU tensor (transfer). */
 lt_tensor *lt_lazy_from_cpu(lt_tensor *cpu);

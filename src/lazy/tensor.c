@@ -265,10 +265,9 @@ void lt_lazy_fail_future(lt_tensor *t)
     z->future = NULL;
 }
 
-lt_status lt_lazy_value_of(lt_tensor *t, lt_value *v)
+/* lt_lazy_value_of for a caller that owns the device already. */
+static lt_status value_of(lt_tensor *t, lt_value *v)
 {
-    if (lt_lazy_enter("lazy") != LT_OK)
-        return lt_last_status();
     lt_lazy *z = L(t);
     if (z->inflight && !z->base)
         return future_leaf(t, v);
@@ -287,7 +286,7 @@ lt_status lt_lazy_value_of(lt_tensor *t, lt_value *v)
         if (t->storage && view_is_current(t) && !base_inflight)
             return leaf_of(t, v);
         lt_value base;
-        lt_status st = lt_lazy_value_of(z->base, &base);
+        lt_status st = value_of(z->base, &base);
         if (st == LT_OK)
             st = apply_chain(z->chain, z->nchain, base, v);
         if (st != LT_OK)
@@ -320,6 +319,13 @@ lt_status lt_lazy_value_of(lt_tensor *t, lt_value *v)
                         "computed (it has no data)", (unsigned long long)t->id);
     return lt_error(LT_ERR_STATE, "lazy: tensor %llu has neither data nor a pending value",
                     (unsigned long long)t->id);
+}
+
+lt_status lt_lazy_value_of(lt_tensor *t, lt_value *v)
+{
+    if (lt_lazy_enter("lazy") != LT_OK)
+        return lt_last_status();
+    return value_of(t, v);
 }
 
 /* ---- recording ------------------------------------------------------------- */
@@ -369,7 +375,7 @@ static lt_tensor *make_output(lt_op op, lt_tensor *input, const lt_attrs *a, con
 static lt_status gather_values(lt_tensor *const *in, int nin, lt_value *vals)
 {
     for (int i = 0; i < nin; i++) {
-        lt_status st = lt_lazy_value_of(in[i], &vals[i]);
+        lt_status st = value_of(in[i], &vals[i]);
         if (st != LT_OK)
             return st;
     }
@@ -399,11 +405,38 @@ static void trace_timer_stop(double start)
         lt_metric_time("TracingTime", lt_now_ms() - start);
 }
 
+/* Records op over vals (of nin operands, the first of them `first`) and
+ * makes its outputs. */
+static lt_status record_outputs(lt_op op, const lt_value *vals, int nin, lt_tensor *first, const lt_attrs *a,
+                                const lt_meta *om, lt_tensor **out)
+{
+    uint32_t node = lt_ir_add_op(op, vals, (uint32_t)nin, a, om);
+    if (node == UINT32_MAX)
+        return lt_last_status();
+    for (int k = 0; k < lt_op_infos[op].nout; k++) {
+        out[k] = make_output(op, first, a, om, node, k);
+        if (!out[k]) {
+            for (int j = 0; j < k; j++)
+                lt_tensor_unref(out[j]);
+            return lt_last_status();
+        }
+    }
+    return LT_OK;
+}
+
+/* After an op is recorded: the sampled timer, then the growth check. */
+static void op_recorded(lt_op op, double start, lt_status st)
+{
+    trace_timer_stop(start);
+    if (st == LT_OK) {
+        const char *call = lt_origin_current();
+        lt_lazy_check_growth(call ? call : lt_op_name(op));
+    }
+}
+
 lt_status lt_lazy_run(lt_op op, lt_tensor *const *in, int nin, const lt_attrs *a, const lt_meta *om,
                       lt_tensor **out)
 {
-    if (lt_lazy_enter(lt_op_name(op)) != LT_OK)
-        return lt_last_status();
     if (lt_op_infos[op].flags & LT_OPF_NOLOWER)
         return run_fallback(op, in, nin, a, om, out);
     double start = trace_timer_start();
@@ -412,27 +445,30 @@ lt_status lt_lazy_run(lt_op op, lt_tensor *const *in, int nin, const lt_attrs *a
     if (!vals)
         return lt_error(LT_ERR_MEMORY, "lazy: out of memory");
     lt_status st = gather_values(in, nin, vals);
-    uint32_t node = UINT32_MAX;
-    if (st == LT_OK) {
-        node = lt_ir_add_op(op, vals, (uint32_t)nin, a, om);
-        if (node == UINT32_MAX)
-            st = lt_last_status();
-    }
+    if (st == LT_OK)
+        st = record_outputs(op, vals, nin, nin ? in[0] : NULL, a, om, out);
     if (vals != small)
         free(vals);
-    for (int k = 0; st == LT_OK && k < lt_op_infos[op].nout; k++) {
-        out[k] = make_output(op, nin ? in[0] : NULL, a, om, node, k);
-        if (!out[k]) {
-            for (int j = 0; j < k; j++)
-                lt_tensor_unref(out[j]);
-            st = lt_last_status();
-        }
-    }
-    trace_timer_stop(start);
+    op_recorded(op, start, st);
+    return st;
+}
+
+lt_status lt_lazy_run_scalar(lt_op op, lt_tensor *t, double s, bool reversed, const lt_attrs *a,
+                             const lt_meta *om, lt_tensor **out)
+{
+    double start = trace_timer_start();
+    /* the nodes a wrapped scalar tensor would give, in the same order: the
+     * scalar's, then t's value, then the op */
+    uint32_t scalar_node = lt_ir_add_scalar(s);
+    if (scalar_node == UINT32_MAX)
+        return lt_last_status();
+    lt_value sv = {scalar_node, 0}, tv;
+    lt_status st = value_of(t, &tv);
     if (st == LT_OK) {
-        const char *call = lt_origin_current();
-        lt_lazy_check_growth(call ? call : lt_op_name(op));
+        lt_value vals[2] = {reversed ? sv : tv, reversed ? tv : sv};
+        st = record_outputs(op, vals, 2, reversed ? NULL : t, a, om, out);
     }
+    op_recorded(op, start, st);
     return st;
 }
 
@@ -704,8 +740,6 @@ static lt_status inplace_value(lt_op op, lt_tensor *dst, lt_tensor *const *in, i
 lt_status lt_lazy_run_inplace(lt_op op, lt_tensor *dst, lt_tensor *const *in, int nin, const lt_attrs *a,
                               const lt_meta *om)
 {
-    if (lt_lazy_enter(lt_op_name(op)) != LT_OK)
-        return lt_last_status();
     double start = trace_timer_start();
     /* A root in flight takes no new value before its data has arrived:
      * the data would overwrite it. So an in-place write into it, or into a

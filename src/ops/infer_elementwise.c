@@ -91,6 +91,8 @@ static lt_status infer_elementwise(lt_op op, const lt_meta *in, int nin, const l
     const char *name = lt_op_name(op);
     lt_meta shape = in[0];
     for (int i = 1; i < nin; i++) {
+        if (in[i].ndim == 0 || lt_shape_equal(in[i].shape, in[i].ndim, shape.shape, shape.ndim))
+            continue; /* broadcasting against a scalar or an equal shape changes nothing */
         lt_status st = lt_broadcast_shapes(name, &shape, &in[i], &shape);
         if (st != LT_OK)
             return st;
