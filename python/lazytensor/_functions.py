@@ -225,15 +225,8 @@ def ir_dot(*tensors):
     return _C.ir(list(tensors), True)
 
 
-def live_tensors():
-    """How many tensors user code (Python objects included) still holds."""
-    return _C.live_tensors()
+live_tensors = _C.live_tensors  # tensors that user code (Python objects included) holds
 
 
-def backend():
-    return _C.backend()
-
-
-def set_backend(name):
-    """The lazy device's backend: "tiered", "cpu" (compiled C) or "interp"."""
-    _C.set_backend(name)
+backend = _C.lazy_backend
+set_backend = _C.lazy_set_backend  # "tiered", "cpu" (compiled C) or "interp"
