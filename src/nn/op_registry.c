@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdint.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -139,14 +140,14 @@ const lt_op_desc *lt_op_find(const char *name)
     return NULL;
 }
 
-/* The entry of an info from this registry (NULL for any other pointer). */
+/* The entry of a descriptor from this registry, NULL for any other pointer
+ * (the descriptor is an entry's first member: O(1), by address). */
 static const op_entry *entry_of(const lt_op_desc *op)
 {
-    op_entry *e = all_entries();
-    for (int i = 0; i < op_row_count; i++)
-        if (op == &e[i].info)
-            return &e[i];
-    return NULL;
+    uintptr_t p = (uintptr_t)op, base = (uintptr_t)all_entries();
+    if (p < base || p >= base + (uintptr_t)op_row_count * sizeof(op_entry) || (p - base) % sizeof(op_entry))
+        return NULL;
+    return &entries[(p - base) / sizeof(op_entry)];
 }
 
 /* ---- defaults ------------------------------------------------------------- */
