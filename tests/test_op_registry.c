@@ -249,7 +249,7 @@ static void test_calls_beyond_tensor_ops(void **state)
 /* A generic value of kind k: a [2, 3] f32 tensor, small ints, dim 0. */
 static lt_arg generic(lt_arg_kind k, lt_tensor *t, lt_tensor **list, lt_module *m, lt_optimizer *o)
 {
-    static const int64_t ints[2] = {2, 3};
+    static const int64_t ints[2] = {2, 3}, dims[2] = {1, 0}; /* static: the values outlive this call */
     switch (k) {
     case LT_ARG_TENSOR:
     case LT_ARG_TENSOR_OPT: return (lt_arg){.kind = k, .t = t};
@@ -258,7 +258,7 @@ static lt_arg generic(lt_arg_kind k, lt_tensor *t, lt_tensor **list, lt_module *
     case LT_ARG_DIM: return int_arg(k, 0);
     case LT_ARG_DOUBLE: return (lt_arg){.kind = k, .d = 0.5};
     case LT_ARG_BOOL: return (lt_arg){.kind = k, .b = false};
-    case LT_ARG_DIMS: return (lt_arg){.kind = k, .ints = (const int64_t[]){1, 0}, .n = 2};
+    case LT_ARG_DIMS: return (lt_arg){.kind = k, .ints = dims, .n = 2};
     case LT_ARG_SHAPE: return (lt_arg){.kind = k, .ints = ints, .n = 2};
     case LT_ARG_DTYPE: return (lt_arg){.kind = k, .dtype = LT_F32};
     case LT_ARG_STRING: return (lt_arg){.kind = k, .s = "no-such-name"};
