@@ -2044,6 +2044,127 @@ int lt_get_num_threads(void);
 /** Library version string, e.g. "0.1.0". */
 const char *lt_version(void);
 
+/* ========================================================================= */
+/* Op registry: the API's calls by name                                       */
+/* ========================================================================= */
+/*
+ * The calls of this header that a generic client makes by name (a language
+ * binding, a fuzzer, a test harness) have one row each in a table: the
+ * name, the arguments (kind, name, default) and the result. Tensor ops,
+ * factories, layers, optimizers, schedules and the lazy device's barriers
+ * are rows. lt_op_call runs a row on an array of tagged values, so that a
+ * binding needs one converter per argument kind, not one wrapper per call.
+ *
+ *     const lt_op_desc *sum = lt_op_find("sum");
+ *     lt_arg args[3], out[1];
+ *     args[0] = (lt_arg){.kind = LT_ARG_TENSOR, .t = x};
+ *     lt_op_default(sum, 1, &args[1]);   // dim=None: every dim
+ *     lt_op_default(sum, 2, &args[2]);   // keepdim=false
+ *     if (lt_op_call(sum, args, 3, out, 1) == 1) ...  // out[0].t as lt_sum returns it
+ *
+ * A row's name is that of its C function without the lt_ prefix
+ * ("sum" is lt_sum, "nn_linear" lt_nn_linear); results follow the
+ * function's own ownership rules (scopes included).
+ */
+
+/** The most arguments a row of the registry takes. */
+#define LT_OP_MAX_ARGS 8
+
+/** Kinds of values: of arguments, and of the results that lt_op_call writes. */
+typedef enum lt_arg_kind {
+    LT_ARG_TENSOR,     /**< .t, never NULL */
+    LT_ARG_TENSOR_OPT, /**< .t or NULL (an optional tensor such as a bias) */
+    LT_ARG_TENSORS,    /**< .tensors[0 .. n-1] */
+    LT_ARG_INT,        /**< .i, any int64_t */
+    LT_ARG_DIM,        /**< .i, an int-sized value (a dimension, a count) */
+    LT_ARG_DOUBLE,     /**< .d */
+    LT_ARG_BOOL,       /**< .b */
+    LT_ARG_DIMS,       /**< .ints[0 .. n-1], n <= LT_MAX_DIMS, each int-sized; n == 0 often means every dim */
+    LT_ARG_SHAPE,      /**< .ints[0 .. n-1], n <= LT_MAX_DIMS */
+    LT_ARG_DTYPE,      /**< .dtype */
+    LT_ARG_DEVICE,     /**< .device */
+    LT_ARG_STRING,     /**< .s, never NULL */
+    LT_ARG_MODULE,     /**< .module, never NULL */
+    LT_ARG_OPTIMIZER,  /**< .optimizer, never NULL */
+    LT_ARG_NUM_KINDS
+} lt_arg_kind;
+
+/** What a row gives back through lt_op_call's out array. */
+typedef enum lt_result_kind {
+    LT_RESULT_TENSOR,    /**< one new tensor */
+    LT_RESULT_SELF,      /**< in place (names ending in '_'): argument 0, no reference added */
+    LT_RESULT_PAIR,      /**< two new tensors: values and indices (max_dim, sort, topk) */
+    LT_RESULT_TENSORS,   /**< a count known only after the call (split, chunk) */
+    LT_RESULT_NONE,      /**< nothing: a void function */
+    LT_RESULT_STATUS,    /**< nothing: an lt_status function, which fails when not LT_OK */
+    LT_RESULT_INT,       /**< out[0].i; a negative value with an error pending is a failure */
+    LT_RESULT_DOUBLE,    /**< out[0].d; NaN with an error pending is a failure */
+    LT_RESULT_BOOL,      /**< out[0].b */
+    LT_RESULT_STRING,    /**< out[0].s, owned by the library */
+    LT_RESULT_MODULE,    /**< out[0].module, the caller frees it (lt_module_free) */
+    LT_RESULT_OPTIMIZER  /**< out[0].optimizer, the caller frees it (lt_optim_free) */
+} lt_result_kind;
+
+/** One value, tagged with its kind. */
+typedef struct lt_arg {
+    lt_arg_kind kind;
+    int n; /**< length of .tensors or .ints */
+    union {
+        lt_tensor *t;
+        lt_tensor *const *tensors;
+        const int64_t *ints;
+        int64_t i;
+        double d;
+        bool b;
+        lt_dtype dtype;
+        lt_device device;
+        const char *s;
+        struct lt_module *module;
+        struct lt_optimizer *optimizer;
+    };
+} lt_arg;
+
+/** One row of the registry (read-only, valid for the life of the process). */
+typedef struct lt_op_desc {
+    const char *name; /**< lt_<name> is the C function */
+    const char *doc;  /**< one line on what it does */
+    lt_result_kind result;
+    int nargs;
+    lt_arg_kind args[LT_OP_MAX_ARGS];
+    const char *arg_names[LT_OP_MAX_ARGS];
+    /** The default as text ("None", "false", "-1", "inf", "f32", "cpu"),
+     *  NULL for a required argument; lt_op_default turns it into a value. */
+    const char *defaults[LT_OP_MAX_ARGS];
+} lt_op_desc;
+
+/** Number of rows in the registry. */
+int lt_op_count(void);
+/** Row i (0 <= i < lt_op_count()), or NULL with LT_ERR_INDEX. */
+const lt_op_desc *lt_op_at(int i);
+/** The row named name, or NULL with LT_ERR_ARGUMENT (NULL name: LT_ERR_NULL). */
+const lt_op_desc *lt_op_find(const char *name);
+/** Short name of a value kind ("tensor", "dims", ...); "invalid" for bad values. */
+const char *lt_arg_kind_name(lt_arg_kind kind);
+/**
+ * The default of argument i of op as a value: "None" gives a NULL tensor
+ * or an empty list. LT_ERR_ARGUMENT if the argument is required or i is
+ * out of range, LT_ERR_NULL for a NULL op or out.
+ */
+lt_status lt_op_default(const lt_op_desc *op, int i, lt_arg *out);
+/**
+ * Runs op on args[0 .. nargs-1], which must match op->args in number and
+ * kind (else LT_ERR_ARGUMENT naming the row, the argument and both kinds;
+ * NULL where a tensor, string, module or optimizer is required is
+ * LT_ERR_NULL; an int out of an LT_ARG_DIM's range, a list longer than
+ * LT_MAX_DIMS or of the wrong fixed length (the 2 of a conv2d stride) is
+ * LT_ERR_ARGUMENT). Writes the results to out (at most max_out) and returns
+ * their count: 0, 1 or 2; for LT_RESULT_TENSORS, if the count exceeds
+ * max_out nothing is written (the pieces are dropped) and the count is
+ * returned, so that a caller can retry with a larger array. -1 on error,
+ * with the function's own message when the function itself fails.
+ */
+int lt_op_call(const lt_op_desc *op, const lt_arg *args, int nargs, lt_arg *out, int max_out);
+
 #ifdef __cplusplus
 }
 #endif

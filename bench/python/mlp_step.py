@@ -8,12 +8,14 @@ step the same way: batch, forward, loss, backward, Adam, zero_grad, the
 step barrier, and reading the loss. Prints the median over rounds of each
 round's median (ms per step), the ratio of the two, and the median of
 the ratios of neighbouring rounds (which cancels slow drifts in the load
-of a shared machine); a figure, not a pass/fail test. LT_NUM_THREADS
+of a shared machine); then the slowest Python steps and how many cycle
+collections ran during them. A figure, not a pass/fail test. LT_NUM_THREADS
 applies to both sides (1 keeps a busy machine's noise down).
 
     LT_NUM_THREADS=1 PYTHONPATH=build/python /usr/bin/python3 bench/python/mlp_step.py [--device lazy|cpu]
 """
 import argparse
+import gc
 import os
 import re
 import statistics
@@ -27,7 +29,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 
 def python_round(model, opt, batches, steps, dev):
-    """Median ms of `steps` training steps, as mlp.py makes them."""
+    """The times (ms) of `steps` training steps, as mlp.py makes them."""
     times = []
     for _ in range(steps):
         start = time.perf_counter()
@@ -39,7 +41,7 @@ def python_round(model, opt, batches, steps, dev):
         lt.mark_step()
         loss.item()
         times.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(times)
+    return times
 
 
 def c_round(trainer, steps, dev):
@@ -74,16 +76,24 @@ def main():
     python_round(model, opt, batches, 3, dev)  # compiles (or loads) the step's programs
     c_round(args.trainer, 3, dev)
 
-    py, c = [], []
+    py, c, steps = [], [], []
+    collections = sum(g["collections"] for g in gc.get_stats())
     for _ in range(args.rounds):
-        py.append(python_round(model, opt, batches, args.steps, dev))
+        steps += python_round(model, opt, batches, args.steps, dev)
+        py.append(statistics.median(steps[-args.steps:]))
         c.append(c_round(args.trainer, args.steps, dev))
+    collections = sum(g["collections"] for g in gc.get_stats()) - collections
     py_ms, c_ms = statistics.median(py), statistics.median(c)
     print(f"MLP training step on {dev}, batch 128, {args.rounds} interleaved rounds of {args.steps} steps")
     print(f"  C (lazytensor-train)   {c_ms:7.2f} ms   rounds: {' '.join(f'{v:.2f}' for v in c)}")
     print(f"  Python (lazytensor)    {py_ms:7.2f} ms   rounds: {' '.join(f'{v:.2f}' for v in py)}")
     paired = statistics.median(p / q for p, q in zip(py, c))
     print(f"  Python / C: {py_ms / c_ms:.3f} (medians), {paired:.3f} (median of paired rounds)")
+    # the slowest Python steps, and the cycle collections (any generation)
+    # that ran during them: with tensors tracked by the collector, every
+    # few hundred tensors kept alive trigger one
+    print(f"  Python steps: max {max(steps):.2f} ms, 3rd largest {sorted(steps)[-3]:.2f} ms; "
+          f"{collections} cycle collections in {len(steps)} steps")
 
 
 if __name__ == "__main__":

@@ -12,8 +12,9 @@ binds it (lazytensor._C) and adds what is Python-specific.
 from . import _C
 from ._tensor import Tensor
 from ._C import (dtype, device, float32, float64, int32, int64, uint8, bfloat16, float16,
-                 manual_seed, promote_types, is_grad_enabled, mark_step, sync, metrics_report,
-                 metrics_counter, metrics_reset, set_num_threads, get_num_threads)
+                 manual_seed, promote_types, mark_step, metrics_report, metrics_counter,
+                 metrics_reset, set_num_threads, get_num_threads)
+from ._C import grad_enabled as is_grad_enabled, barrier as sync
 from ._C import bool  # noqa: A004 (torch's name)
 from ._functions import *  # noqa: F401,F403
 from ._functions import __all__ as _function_names

@@ -56,28 +56,22 @@ def from_dlpack(ext):
     return _C.from_dlpack_capsule(capsule)
 
 
-def _factory(fn, size, dtype, device, requires_grad):
-    return _grad(fn(_size(size), dtype, device), requires_grad)
+def _factories(name):
+    """zeros(*size, ...) and zeros_like(t, ...) over the C factory `name`."""
+    fn = getattr(_C, name)
+
+    def factory(*size, dtype=None, device=None, requires_grad=False):
+        return _grad(fn(_size(size), dtype, device), requires_grad)
+
+    def like(t, dtype=None, device=None, requires_grad=False):
+        return _grad(fn(t.shape, dtype or t.dtype, device or t.device), requires_grad)
+
+    factory.__name__, like.__name__ = name, name + "_like"
+    return factory, like
 
 
-def empty(*size, dtype=None, device=None, requires_grad=False):
-    return _factory(_C.empty, size, dtype, device, requires_grad)
-
-
-def zeros(*size, dtype=None, device=None, requires_grad=False):
-    return _factory(_C.zeros, size, dtype, device, requires_grad)
-
-
-def ones(*size, dtype=None, device=None, requires_grad=False):
-    return _factory(_C.ones, size, dtype, device, requires_grad)
-
-
-def rand(*size, dtype=None, device=None, requires_grad=False):
-    return _factory(_C.rand, size, dtype, device, requires_grad)
-
-
-def randn(*size, dtype=None, device=None, requires_grad=False):
-    return _factory(_C.randn, size, dtype, device, requires_grad)
+for _name in ("empty", "zeros", "ones", "rand", "randn"):
+    globals()[_name], globals()[_name + "_like"] = _factories(_name)
 
 
 def _scalar_dtype(value):
@@ -107,36 +101,11 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
     return _grad(_C.arange(start, end, step, dtype, device), requires_grad)
 
 
-def linspace(start, end, steps, dtype=None, device=None):
-    return _C.linspace(start, end, steps, dtype, device)
+linspace = _C.linspace
 
 
 def eye(n, m=None, dtype=None, device=None):
     return _C.eye(n, n if m is None else m, dtype, device)
-
-
-def _like(fn, t, dtype, device, requires_grad):
-    return _grad(fn(t.shape, dtype or t.dtype, device or t.device), requires_grad)
-
-
-def zeros_like(t, dtype=None, device=None, requires_grad=False):
-    return _like(_C.zeros, t, dtype, device, requires_grad)
-
-
-def ones_like(t, dtype=None, device=None, requires_grad=False):
-    return _like(_C.ones, t, dtype, device, requires_grad)
-
-
-def empty_like(t, dtype=None, device=None, requires_grad=False):
-    return _like(_C.empty, t, dtype, device, requires_grad)
-
-
-def rand_like(t, dtype=None, device=None, requires_grad=False):
-    return _like(_C.rand, t, dtype, device, requires_grad)
-
-
-def randn_like(t, dtype=None, device=None, requires_grad=False):
-    return _like(_C.randn, t, dtype, device, requires_grad)
 
 
 def full_like(t, fill_value, dtype=None, device=None, requires_grad=False):
@@ -156,12 +125,8 @@ def stack(tensors, dim=0):
     return _C.stack(list(tensors), dim)
 
 
-def where(condition, input, other):  # noqa: A002 (torch's names)
-    return _C.where(condition, input, other)
-
-
-def multinomial(input, num_samples, replacement=False):  # noqa: A002
-    return _C.multinomial(input, num_samples, replacement)
+where = _C.where  # where(condition, input, other), numbers next to the tensor
+multinomial = _C.multinomial  # (input, num_samples, replacement=False)
 
 
 # ---- every tensor method as a function: lazytensor.exp(x), ... -------------
@@ -225,15 +190,8 @@ def ir_dot(*tensors):
     return _C.ir(list(tensors), True)
 
 
-def live_tensors():
-    """How many tensors user code (Python objects included) still holds."""
-    return _C.live_tensors()
+live_tensors = _C.live_tensors  # tensors that user code (Python objects included) holds
 
 
-def backend():
-    return _C.backend()
-
-
-def set_backend(name):
-    """The lazy device's backend: "tiered", "cpu" (compiled C) or "interp"."""
-    _C.set_backend(name)
+backend = _C.lazy_backend
+set_backend = _C.lazy_set_backend  # "tiered", "cpu" (compiled C) or "interp"

@@ -29,6 +29,18 @@ class Tensor(_C._TensorBase):
 
     __slots__ = ()
 
+    # ---- metadata: rows of the C registry under torch's names --------------
+    numel = nelement = _C.tensor_numel
+    dim = _C.tensor_ndim
+    ndim = property(_C.tensor_ndim)
+    is_contiguous = _C.tensor_is_contiguous
+    storage_offset = _C.tensor_offset
+    shares_storage = _C.tensor_shares_storage
+    _c_refcount = _C.tensor_refcount
+    T = property(lambda self: self.permute(tuple(range(self.ndim - 1, -1, -1))))
+    data = property(_C.detach)  # the values without autograd
+    is_lazy = property(lambda self: self.device.type == "lazy")
+
     # ---- arithmetic as methods (the operators live in C) -----------------
     def add(self, other, alpha=1):
         return self + other if alpha == 1 else self.add_scaled(other, alpha)
@@ -100,15 +112,44 @@ class Tensor(_C._TensorBase):
     def masked_fill_(self, mask, value):
         return self.copy_(self.masked_fill(mask, value))
 
+    def scatter(self, dim, index, src):
+        if not isinstance(src, _C._TensorBase):  # a value for every index
+            src = _C.full(index.shape, src, self.dtype, self.device)
+        return _C.scatter(self, dim, index, src)
+
+    # ---- torch's overloads of one name -------------------------------------
+    def max(self, dim=None, keepdim=False):
+        if dim is None:
+            return self.amax()
+        return self.maximum(dim) if isinstance(dim, _C._TensorBase) else self.max_dim(dim, keepdim)
+
+    def min(self, dim=None, keepdim=False):
+        if dim is None:
+            return self.amin()
+        return self.minimum(dim) if isinstance(dim, _C._TensorBase) else self.min_dim(dim, keepdim)
+
+    def argmax(self, dim=None, keepdim=False):
+        if dim is None:  # over all elements, like torch
+            return _C.argmax(self.reshape(-1), 0)
+        return _C.argmax(self, dim, keepdim)
+
+    def argmin(self, dim=None, keepdim=False):
+        if dim is None:
+            return _C.argmin(self.reshape(-1), 0)
+        return _C.argmin(self, dim, keepdim)
+
+    def var(self, dim=None, unbiased=True, keepdim=False, correction=None):
+        return _C.var(self, dim, int(unbiased) if correction is None else correction, keepdim)
+
+    def std(self, dim=None, unbiased=True, keepdim=False, correction=None):
+        return _C.std(self, dim, int(unbiased) if correction is None else correction, keepdim)
+
     # ---- shapes ------------------------------------------------------------
     def squeeze(self, dim=None):
-        return self.squeeze_all() if dim is None else self.squeeze_dim(dim)
+        return self.squeeze_all() if dim is None else _C.squeeze(self, dim)
 
-    def split(self, split_size, dim=0):
-        return _C._TensorBase.split(self, split_size, dim)
-
-    def chunk(self, chunks, dim=0):
-        return _C._TensorBase.chunk(self, chunks, dim)
+    def t(self):
+        return self if self.ndim < 2 else self.transpose(0, 1)
 
     def unbind(self, dim=0):
         return tuple(self.select(dim, i) for i in range(self.shape[dim]))
@@ -163,9 +204,6 @@ class Tensor(_C._TensorBase):
     def element_size(self):
         return self.dtype.itemsize
 
-    def nelement(self):
-        return self.numel()
-
     def numpy(self):
         """The values as a numpy array: on cpu the tensor's own memory (no
         copy, like torch), on the lazy device a copy."""
@@ -188,6 +226,7 @@ class Tensor(_C._TensorBase):
         return (_rebuild, (self.tolist(), self.dtype.code, str(self.device), self.requires_grad))
 
 
+Tensor = _C._set_tensor_class(Tensor)  # the same class, untracked by the cycle collector
 for _name, _dt in _FLOAT_NAMES.items():
     setattr(Tensor, _name, (lambda dt: lambda self: self._to_dtype(dt))(_dt))
 
@@ -197,5 +236,3 @@ def _rebuild(values, code, device, requires_grad):
     t = _C.tensor(values, dtypes[code], device)
     return t.requires_grad_() if requires_grad else t
 
-
-_C._set_tensor_class(Tensor)

@@ -37,6 +37,9 @@ PyObject *ltpy_wrap(lt_tensor *t);
 /* The C tensor of a Python Tensor argument (borrowed), or NULL with a
  * TypeError naming `what`. */
 lt_tensor *ltpy_tensor_arg(PyObject *o, const char *what);
+/* The handles of a sequence of tensors (borrowed: the sequence keeps them),
+ * in a PyMem array for the caller to free; NULL with an exception. */
+lt_tensor **ltpy_tensor_list(PyObject *seq, int *n);
 
 /* ---- errors ------------------------------------------------------------- */
 
@@ -62,8 +65,6 @@ int ltpy_parse_dtype(PyObject *o, lt_dtype dflt, lt_dtype *out);
 int ltpy_parse_device(PyObject *o, lt_device *out);
 /* A sequence of ints (or one int) into dims; 0 or -1 with an exception. */
 int ltpy_parse_shape(PyObject *o, int64_t *dims, int *ndim);
-/* None -> n = 0 (all dims); an int or a sequence of ints -> dims. */
-int ltpy_parse_dims(PyObject *o, int *dims, int *n);
 /* A tuple of the tensor's sizes (new reference). */
 PyObject *ltpy_shape_tuple(lt_tensor *t);
 
@@ -89,8 +90,7 @@ lt_tensor *ltpy_operand(PyObject *o, lt_tensor *like);
 extern PyNumberMethods ltpy_tensor_as_number;
 extern PyMappingMethods ltpy_tensor_as_mapping;
 extern PyBufferProcs ltpy_tensor_as_buffer;
-extern PyMethodDef ltpy_tensor_methods[];      /* methods.c */
-extern PyMethodDef ltpy_tensor_methods_more[]; /* methods2.c */
+extern PyMethodDef ltpy_tensor_methods[]; /* methods.c */
 extern PyGetSetDef ltpy_tensor_getset[];
 PyObject *ltpy_tensor_richcompare(PyObject *a, PyObject *b, int op);
 
@@ -105,5 +105,14 @@ PyObject *ltpy_from_dlpack_capsule(PyObject *self, PyObject *capsule);
 extern PyMethodDef ltpy_functions[];
 extern PyMethodDef ltpy_nn_functions[];
 int ltpy_nn_init(PyObject *module);
+/* nn.c: C layers and optimizers as Python objects (taking the pointer over;
+ * NULL raises the C error) and back (borrowed, NULL with TypeError). */
+PyObject *ltpy_wrap_module(lt_module *m);
+PyObject *ltpy_wrap_optimizer(lt_optimizer *o);
+lt_module *ltpy_module_arg(PyObject *o);
+lt_optimizer *ltpy_optimizer_arg(PyObject *o);
+/* ops.c: every op of the C registry as a function of module and, taking a
+ * tensor first, a method of Tensor. */
+int ltpy_ops_init(PyObject *module);
 
 #endif

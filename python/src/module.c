@@ -305,26 +305,6 @@ int ltpy_parse_shape(PyObject *o, int64_t *dims, int *ndim)
     return 0;
 }
 
-int ltpy_parse_dims(PyObject *o, int *dims, int *n)
-{
-    *n = 0;
-    if (o == NULL || o == Py_None)
-        return 0;
-    int64_t d64[LT_MAX_DIMS];
-    int nd;
-    if (ltpy_parse_shape(o, d64, &nd) < 0)
-        return -1;
-    for (int i = 0; i < nd; i++) {
-        if (d64[i] < -LT_MAX_DIMS || d64[i] >= LT_MAX_DIMS) {
-            PyErr_Format(PyExc_IndexError, "dimension %lld is out of range", (long long)d64[i]);
-            return -1;
-        }
-        dims[i] = (int)d64[i];
-    }
-    *n = nd;
-    return 0;
-}
-
 PyObject *ltpy_shape_tuple(lt_tensor *t)
 {
     int nd = lt_tensor_ndim(t);
@@ -384,6 +364,27 @@ lt_tensor *ltpy_operand(PyObject *o, lt_tensor *like)
     return NULL;
 }
 
+lt_tensor **ltpy_tensor_list(PyObject *seq, int *n)
+{
+    PyObject *fast = PySequence_Fast(seq, "expected a sequence of tensors");
+    if (!fast)
+        return NULL;
+    Py_ssize_t len = PySequence_Fast_GET_SIZE(fast);
+    lt_tensor **ts = len > INT32_MAX ? (PyErr_SetString(PyExc_ValueError, "too many tensors"), NULL)
+                                     : PyMem_Calloc((size_t)len + 1, sizeof *ts);
+    for (Py_ssize_t i = 0; ts && i < len; i++) {
+        if (!(ts[i] = ltpy_tensor_arg(PySequence_Fast_GET_ITEM(fast, i), "every element"))) {
+            PyMem_Free(ts);
+            ts = NULL;
+        }
+    }
+    if (!ts && !PyErr_Occurred())
+        PyErr_NoMemory();
+    *n = (int)len;
+    Py_DECREF(fast); /* the caller's sequence keeps the tensors */
+    return ts;
+}
+
 lt_tensor *ltpy_tensor_arg(PyObject *o, const char *what)
 {
     if (ltpy_is_tensor(o))
@@ -421,25 +422,6 @@ static int add_dtypes(PyObject *m)
     return 0;
 }
 
-/* The Tensor type's methods come from two tables (methods.c, methods2.c):
- * joined once, before the type is readied; the array lives as long as the
- * process. */
-static int join_tensor_methods(void)
-{
-    size_t a = 0, b = 0;
-    while (ltpy_tensor_methods[a].ml_name)
-        a++;
-    while (ltpy_tensor_methods_more[b].ml_name)
-        b++;
-    PyMethodDef *all = PyMem_RawCalloc(a + b + 1, sizeof *all);
-    if (!all)
-        return PyErr_NoMemory(), -1;
-    memcpy(all, ltpy_tensor_methods, a * sizeof *all);
-    memcpy(all + a, ltpy_tensor_methods_more, b * sizeof *all);
-    LtTensor_Type.tp_methods = all;
-    return 0;
-}
-
 static int add_type(PyObject *m, const char *name, PyTypeObject *type)
 {
     if (PyType_Ready(type) < 0)
@@ -453,8 +435,8 @@ PyMODINIT_FUNC PyInit__C(void)
     PyObject *m = PyModule_Create(&module_def);
     if (!m)
         return NULL;
-    if (join_tensor_methods() < 0 || add_type(m, "dtype", &LtDType_Type) < 0 || add_type(m, "device", &LtDevice_Type) < 0 ||
-        add_type(m, "_TensorBase", &LtTensor_Type) < 0 || add_dtypes(m) < 0 ||
+    if (add_type(m, "dtype", &LtDType_Type) < 0 || add_type(m, "device", &LtDevice_Type) < 0 ||
+        add_type(m, "_TensorBase", &LtTensor_Type) < 0 || ltpy_ops_init(m) < 0 || add_dtypes(m) < 0 ||
         add_functions(m, ltpy_functions) < 0 || add_functions(m, ltpy_nn_functions) < 0 || ltpy_nn_init(m) < 0) {
         Py_DECREF(m);
         return NULL;

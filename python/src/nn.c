@@ -1,6 +1,7 @@
-/* nn.c - the C library's layers (lt_module), optimizers, losses,
- * functional nn ops, learning-rate schedules, safetensors and the IDX
- * dataset loader, as objects and functions of lazytensor._C. */
+/* nn.c - the C library's layers (lt_module) and optimizers as Python
+ * objects, safetensors and the IDX dataset loader. The calls on layers
+ * and optimizers (nn_linear, module_forward, optim_step, ...) are rows of
+ * the op registry (ops.c); this file gives them the objects to carry. */
 #include "ltpy.h"
 
 #include <stdlib.h>
@@ -21,7 +22,7 @@ static void module_dealloc(PyObject *self)
 
 static PyTypeObject LtModule_Type;
 
-static PyObject *wrap_module(lt_module *m)
+PyObject *ltpy_wrap_module(lt_module *m)
 {
     if (!m)
         return ltpy_raise();
@@ -35,12 +36,6 @@ static PyObject *wrap_module(lt_module *m)
 }
 
 #define MOD(self) (((LtModule *)(self))->m)
-
-static PyObject *module_forward(PyObject *self, PyObject *x)
-{
-    lt_tensor *t = ltpy_tensor_arg(x, "input");
-    return t ? ltpy_wrap(lt_module_forward(MOD(self), t)) : NULL;
-}
 
 /* A Python object of class cls for handle t, holding one new reference. */
 static PyObject *instance(PyObject *cls, lt_tensor *t)
@@ -81,23 +76,6 @@ static PyObject *module_state(PyObject *self, PyObject *args)
     return list;
 }
 
-static PyObject *module_train(PyObject *self, PyObject *arg)
-{
-    int on = PyObject_IsTrue(arg);
-    if (on < 0)
-        return NULL;
-    lt_module_train(MOD(self), on);
-    Py_RETURN_NONE;
-}
-
-static PyObject *module_to(PyObject *self, PyObject *arg)
-{
-    lt_device d;
-    if (ltpy_parse_device(arg, &d) < 0 || ltpy_check(lt_module_to(MOD(self), d)) < 0)
-        return NULL;
-    Py_RETURN_NONE;
-}
-
 static PyObject *module_kind(PyObject *self, void *c)
 {
     (void)c;
@@ -106,10 +84,7 @@ static PyObject *module_kind(PyObject *self, void *c)
 }
 
 static PyMethodDef module_methods[] = {
-    {"forward", module_forward, METH_O, NULL},
     {"state", module_state, METH_VARARGS, NULL},
-    {"train", module_train, METH_O, NULL},
-    {"to", module_to, METH_O, NULL},
     {NULL, NULL, 0, NULL},
 };
 
@@ -128,162 +103,6 @@ static PyTypeObject LtModule_Type = {
     .tp_doc = "A layer of the C library (lt_module).",
 };
 
-/* ---- layer constructors ----------------------------------------------------- */
-
-static PyObject *n_linear(PyObject *self, PyObject *args)
-{
-    (void)self;
-    long long in, out;
-    int bias;
-    PyObject *dev;
-    lt_device d;
-    if (!PyArg_ParseTuple(args, "LLpO", &in, &out, &bias, &dev) || ltpy_parse_device(dev, &d) < 0)
-        return NULL;
-    return wrap_module(lt_nn_linear(in, out, bias, d));
-}
-
-static PyObject *n_conv2d(PyObject *self, PyObject *args)
-{
-    (void)self;
-    long long in, out, k, stride, pad, groups;
-    int bias;
-    PyObject *dev;
-    lt_device d;
-    if (!PyArg_ParseTuple(args, "LLLLLLpO", &in, &out, &k, &stride, &pad, &groups, &bias, &dev) ||
-        ltpy_parse_device(dev, &d) < 0)
-        return NULL;
-    return wrap_module(lt_nn_conv2d(in, out, k, stride, pad, groups, bias, d));
-}
-
-/* Layers of (size, eps, device). */
-static PyObject *normalize(PyObject *args, lt_module *(*f)(int64_t, double, lt_device))
-{
-    long long n;
-    double eps;
-    PyObject *dev;
-    lt_device d;
-    if (!PyArg_ParseTuple(args, "LdO", &n, &eps, &dev) || ltpy_parse_device(dev, &d) < 0)
-        return NULL;
-    return wrap_module(f(n, eps, d));
-}
-static PyObject *n_layer_norm(PyObject *s, PyObject *a) { (void)s; return normalize(a, lt_nn_layer_norm); }
-static PyObject *n_batch_norm2d(PyObject *s, PyObject *a) { (void)s; return normalize(a, lt_nn_batch_norm2d); }
-
-static PyObject *n_embedding(PyObject *self, PyObject *args)
-{
-    (void)self;
-    long long num, dim;
-    PyObject *dev;
-    lt_device d;
-    if (!PyArg_ParseTuple(args, "LLO", &num, &dim, &dev) || ltpy_parse_device(dev, &d) < 0)
-        return NULL;
-    return wrap_module(lt_nn_embedding(num, dim, d));
-}
-
-static PyObject *n_self_attention(PyObject *self, PyObject *args)
-{
-    (void)self;
-    long long dim, heads;
-    int causal;
-    PyObject *dev;
-    lt_device d;
-    if (!PyArg_ParseTuple(args, "LLpO", &dim, &heads, &causal, &dev) || ltpy_parse_device(dev, &d) < 0)
-        return NULL;
-    return wrap_module(lt_nn_self_attention(dim, heads, causal, d));
-}
-
-static PyObject *n_pool(PyObject *args, lt_module *(*f)(int64_t))
-{
-    long long k;
-    return PyArg_ParseTuple(args, "L", &k) ? wrap_module(f(k)) : NULL;
-}
-static PyObject *n_max_pool2d(PyObject *s, PyObject *a) { (void)s; return n_pool(a, lt_nn_max_pool2d); }
-static PyObject *n_avg_pool2d(PyObject *s, PyObject *a) { (void)s; return n_pool(a, lt_nn_avg_pool2d); }
-
-static PyObject *n_dropout(PyObject *self, PyObject *args)
-{
-    (void)self;
-    double p;
-    return PyArg_ParseTuple(args, "d", &p) ? wrap_module(lt_nn_dropout(p)) : NULL;
-}
-
-#define SIMPLE(name)                                                  \
-    static PyObject *n_##name(PyObject *self, PyObject *unused)       \
-    {                                                                 \
-        (void)self, (void)unused;                                     \
-        return wrap_module(lt_nn_##name());                           \
-    }
-SIMPLE(flatten) SIMPLE(relu) SIMPLE(gelu) SIMPLE(silu) SIMPLE(tanh)
-#undef SIMPLE
-
-/* ---- losses and functional ops ------------------------------------------ */
-
-static PyObject *n_cross_entropy(PyObject *self, PyObject *args)
-{
-    (void)self;
-    PyObject *x, *y;
-    double smoothing = 0;
-    if (!PyArg_ParseTuple(args, "OO|d", &x, &y, &smoothing))
-        return NULL;
-    lt_tensor *a = ltpy_tensor_arg(x, "input"), *b = a ? ltpy_tensor_arg(y, "target") : NULL;
-    return b ? ltpy_wrap(lt_cross_entropy(a, b, smoothing)) : NULL;
-}
-
-typedef lt_tensor *(*pair_fn)(lt_tensor *, lt_tensor *);
-static PyObject *tensor_pair(PyObject *args, pair_fn f)
-{
-    PyObject *x, *y;
-    if (!PyArg_ParseTuple(args, "OO", &x, &y))
-        return NULL;
-    lt_tensor *a = ltpy_tensor_arg(x, "input"), *b = a ? ltpy_tensor_arg(y, "second argument") : NULL;
-    return b ? ltpy_wrap(f(a, b)) : NULL;
-}
-static PyObject *n_nll_loss(PyObject *s, PyObject *a) { (void)s; return tensor_pair(a, lt_nll_loss); }
-static PyObject *n_mse_loss(PyObject *s, PyObject *a) { (void)s; return tensor_pair(a, lt_mse_loss); }
-static PyObject *n_embedding_fn(PyObject *s, PyObject *a) { (void)s; return tensor_pair(a, lt_embedding); }
-
-static PyObject *n_one_hot(PyObject *self, PyObject *args)
-{
-    (void)self;
-    PyObject *x;
-    long long n;
-    if (!PyArg_ParseTuple(args, "OL", &x, &n))
-        return NULL;
-    lt_tensor *t = ltpy_tensor_arg(x, "input");
-    return t ? ltpy_wrap(lt_one_hot(t, n)) : NULL;
-}
-
-/* conv2d(x, w, b_or_None, (sh, sw), (ph, pw), (dh, dw), groups) */
-static PyObject *n_conv2d_fn(PyObject *self, PyObject *args)
-{
-    (void)self;
-    PyObject *x, *w, *b;
-    int64_t s[2], p[2], d[2];
-    long long groups;
-    if (!PyArg_ParseTuple(args, "OOO(LL)(LL)(LL)L", &x, &w, &b, &s[0], &s[1], &p[0], &p[1], &d[0], &d[1], &groups))
-        return NULL;
-    lt_tensor *xt = ltpy_tensor_arg(x, "input"), *wt = xt ? ltpy_tensor_arg(w, "weight") : NULL, *bt = NULL;
-    if (!wt || (b != Py_None && !(bt = ltpy_tensor_arg(b, "bias"))))
-        return NULL;
-    return ltpy_wrap(lt_conv2d(xt, wt, bt, s, p, d, groups));
-}
-
-/* max_pool2d(x, (kh, kw), (sh, sw), (ph, pw)) / avg_pool2d(..., count_include_pad) */
-static PyObject *n_pool_fn(PyObject *args, bool average)
-{
-    PyObject *x;
-    int64_t k[2], s[2], p[2];
-    int include_pad = 1;
-    if (!PyArg_ParseTuple(args, "O(LL)(LL)(LL)|p", &x, &k[0], &k[1], &s[0], &s[1], &p[0], &p[1], &include_pad))
-        return NULL;
-    lt_tensor *t = ltpy_tensor_arg(x, "input");
-    if (!t)
-        return NULL;
-    return ltpy_wrap(average ? lt_avg_pool2d(t, k, s, p, include_pad) : lt_max_pool2d(t, k, s, p, NULL));
-}
-static PyObject *n_max_pool2d_fn(PyObject *s, PyObject *a) { (void)s; return n_pool_fn(a, false); }
-static PyObject *n_avg_pool2d_fn(PyObject *s, PyObject *a) { (void)s; return n_pool_fn(a, true); }
-
 /* ---- optimizers -------------------------------------------------------------- */
 
 typedef struct {
@@ -297,81 +116,32 @@ static void optim_dealloc(PyObject *self)
     Py_TYPE(self)->tp_free(self);
 }
 
-#define OPT(self) (((LtOptim *)(self))->o)
-
-static PyObject *optim_step(PyObject *self, PyObject *unused)
-{
-    (void)unused;
-    if (ltpy_check(lt_optim_step(OPT(self))) < 0)
-        return NULL;
-    Py_RETURN_NONE;
-}
-
-static PyObject *optim_zero_grad(PyObject *self, PyObject *unused)
-{
-    (void)unused;
-    if (ltpy_check(lt_optim_zero_grad(OPT(self))) < 0)
-        return NULL;
-    Py_RETURN_NONE;
-}
-
-static PyObject *optim_get_lr(PyObject *self, void *c)
-{
-    (void)c;
-    return PyFloat_FromDouble(lt_optim_lr(OPT(self)));
-}
-
-static int optim_set_lr(PyObject *self, PyObject *v, void *c)
-{
-    (void)c;
-    double lr = v ? PyFloat_AsDouble(v) : -1;
-    if (lr == -1 && PyErr_Occurred())
-        return -1;
-    return ltpy_check(lt_optim_set_lr(OPT(self), lr));
-}
-
-static PyMethodDef optim_methods[] = {
-    {"step", optim_step, METH_NOARGS, NULL},
-    {"zero_grad", optim_zero_grad, METH_NOARGS, NULL},
-    {NULL, NULL, 0, NULL},
-};
-
-static PyGetSetDef optim_getset[] = {
-    {"lr", optim_get_lr, optim_set_lr, "learning rate", NULL},
-    {NULL, NULL, NULL, NULL, NULL},
-};
 
 static PyTypeObject LtOptim_Type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "lazytensor._C.COptimizer",
     .tp_basicsize = sizeof(LtOptim),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_dealloc = optim_dealloc,
-    .tp_methods = optim_methods,
-    .tp_getset = optim_getset,
     .tp_doc = "An optimizer of the C library (lt_optimizer).",
 };
 
-/* The handles of a sequence of tensors (borrowed; PyMem_Free the array). */
-static lt_tensor **tensor_list(PyObject *seq, int *n)
+lt_module *ltpy_module_arg(PyObject *o)
 {
-    PyObject *fast = PySequence_Fast(seq, "expected a sequence of tensors");
-    if (!fast)
-        return NULL;
-    *n = (int)PySequence_Fast_GET_SIZE(fast);
-    lt_tensor **ts = PyMem_Calloc((size_t)*n + 1, sizeof *ts);
-    for (int i = 0; ts && i < *n; i++) {
-        if (!(ts[i] = ltpy_tensor_arg(PySequence_Fast_GET_ITEM(fast, i), "every parameter"))) {
-            PyMem_Free(ts);
-            ts = NULL;
-        }
-    }
-    if (!ts && !PyErr_Occurred())
-        PyErr_NoMemory();
-    Py_DECREF(fast); /* the caller's sequence keeps the tensors */
-    return ts;
+    if (PyObject_TypeCheck(o, &LtModule_Type))
+        return MOD(o);
+    PyErr_Format(PyExc_TypeError, "expected a C layer (CModule), got %.100s", Py_TYPE(o)->tp_name);
+    return NULL;
 }
 
-static PyObject *wrap_optim(lt_optimizer *o)
+lt_optimizer *ltpy_optimizer_arg(PyObject *o)
+{
+    if (PyObject_TypeCheck(o, &LtOptim_Type))
+        return ((LtOptim *)o)->o;
+    PyErr_Format(PyExc_TypeError, "expected a C optimizer (COptimizer), got %.100s", Py_TYPE(o)->tp_name);
+    return NULL;
+}
+
+PyObject *ltpy_wrap_optimizer(lt_optimizer *o)
 {
     if (!o)
         return ltpy_raise();
@@ -384,65 +154,6 @@ static PyObject *wrap_optim(lt_optimizer *o)
     return (PyObject *)p;
 }
 
-static PyObject *n_sgd(PyObject *self, PyObject *args)
-{
-    (void)self;
-    PyObject *params;
-    double lr, momentum, wd;
-    int nesterov, n;
-    if (!PyArg_ParseTuple(args, "Odddp", &params, &lr, &momentum, &wd, &nesterov))
-        return NULL;
-    lt_tensor **ts = tensor_list(params, &n);
-    PyObject *r = ts ? wrap_optim(lt_optim_sgd(ts, n, lr, momentum, wd, nesterov)) : NULL;
-    PyMem_Free(ts);
-    return r;
-}
-
-static PyObject *n_adam(PyObject *self, PyObject *args)
-{
-    (void)self;
-    PyObject *params;
-    double lr, b1, b2, eps, wd;
-    int decoupled, n;
-    if (!PyArg_ParseTuple(args, "Odddddp", &params, &lr, &b1, &b2, &eps, &wd, &decoupled))
-        return NULL;
-    lt_tensor **ts = tensor_list(params, &n);
-    PyObject *r = ts ? wrap_optim(lt_optim_adam(ts, n, lr, b1, b2, eps, wd, decoupled)) : NULL;
-    PyMem_Free(ts);
-    return r;
-}
-
-/* ---- schedules --------------------------------------------------------------- */
-
-static PyObject *n_lr_step_decay(PyObject *self, PyObject *args)
-{
-    (void)self;
-    double base, gamma;
-    long long step, size;
-    return PyArg_ParseTuple(args, "dLLd", &base, &step, &size, &gamma)
-               ? PyFloat_FromDouble(lt_lr_step_decay(base, step, size, gamma))
-               : NULL;
-}
-
-static PyObject *n_lr_cosine(PyObject *self, PyObject *args)
-{
-    (void)self;
-    double base, min_lr;
-    long long step, total;
-    return PyArg_ParseTuple(args, "dLLd", &base, &step, &total, &min_lr)
-               ? PyFloat_FromDouble(lt_lr_cosine(base, step, total, min_lr))
-               : NULL;
-}
-
-static PyObject *n_lr_warmup(PyObject *self, PyObject *args)
-{
-    (void)self;
-    double after;
-    long long step, warm;
-    return PyArg_ParseTuple(args, "dLL", &after, &step, &warm) ? PyFloat_FromDouble(lt_lr_warmup(after, step, warm))
-                                                                : NULL;
-}
-
 /* ---- safetensors: (path, names, tensors) --------------------------------------- */
 
 typedef lt_status (*st_fn)(const char *, lt_tensor *const *, const char *const *, int);
@@ -453,7 +164,7 @@ static PyObject *safetensors(PyObject *args, st_fn f)
     int n;
     if (!PyArg_ParseTuple(args, "sOO", &path, &names, &tensors))
         return NULL;
-    lt_tensor **ts = tensor_list(tensors, &n);
+    lt_tensor **ts = ltpy_tensor_list(tensors, &n);
     if (!ts)
         return NULL;
     const char **ns = PyMem_Calloc((size_t)n + 1, sizeof *ns);
@@ -575,14 +286,8 @@ static PyObject *n_load_idx(PyObject *self, PyObject *args)
 
 PyMethodDef ltpy_nn_functions[] = {
 #define F(name) {#name, n_##name, METH_VARARGS, NULL},
-    F(linear) F(conv2d) F(layer_norm) F(batch_norm2d) F(embedding) F(self_attention) F(max_pool2d)
-    F(avg_pool2d) F(dropout) F(cross_entropy) F(nll_loss) F(mse_loss) F(embedding_fn) F(one_hot)
-    F(conv2d_fn) F(max_pool2d_fn) F(avg_pool2d_fn) F(sgd) F(adam) F(lr_step_decay) F(lr_cosine)
-    F(lr_warmup) F(save_safetensors) F(load_safetensors) F(load_idx)
+    F(save_safetensors) F(load_safetensors) F(load_idx)
 #undef F
-#define N(name) {#name, n_##name, METH_NOARGS, NULL},
-    N(flatten) N(relu) N(gelu) N(silu) N(tanh)
-#undef N
     {NULL, NULL, 0, NULL},
 };
 

@@ -29,7 +29,7 @@ static void tensor_dealloc(PyObject *self)
         lt_release(t);
         lt_clear_error(); /* a release refused (another thread owns lazy) must not leak into later calls */
     }
-    Py_TYPE(self)->tp_free(self);
+    Py_TYPE(self)->tp_free(self); /* subtype_dealloc, which calls this, drops a heap type's reference */
 }
 
 static PyObject *tensor_new(PyTypeObject *type, PyObject *args, PyObject *kw)
@@ -58,12 +58,6 @@ static PyObject *get_device(PyObject *self, void *c)
     (void)c;
     lt_device d = lt_tensor_device(LTPY_TENSOR(self));
     return d.kind == LT_DEVICE_INVALID ? ltpy_raise() : ltpy_device_object(d);
-}
-
-static PyObject *get_ndim(PyObject *self, void *c)
-{
-    (void)c;
-    return PyLong_FromLong(lt_tensor_ndim(LTPY_TENSOR(self)));
 }
 
 static PyObject *get_requires_grad(PyObject *self, void *c)
@@ -102,39 +96,12 @@ static int set_grad(PyObject *self, PyObject *v, void *c)
     return ltpy_check(lt_zero_grad(LTPY_TENSOR(self)));
 }
 
-static PyObject *get_T(PyObject *self, void *c)
-{
-    (void)c;
-    lt_tensor *t = LTPY_TENSOR(self);
-    int nd = lt_tensor_ndim(t);
-    int perm[LT_MAX_DIMS];
-    for (int i = 0; i < nd; i++)
-        perm[i] = nd - 1 - i;
-    return ltpy_wrap(lt_permute(t, perm, nd));
-}
-
-static PyObject *get_data(PyObject *self, void *c)
-{
-    (void)c;
-    return ltpy_wrap(lt_detach(LTPY_TENSOR(self)));
-}
-
-static PyObject *get_is_lazy(PyObject *self, void *c)
-{
-    (void)c;
-    return PyBool_FromLong(lt_tensor_device(LTPY_TENSOR(self)).kind == LT_DEVICE_LAZY);
-}
-
 PyGetSetDef ltpy_tensor_getset[] = {
     {"shape", get_shape, NULL, "sizes as a tuple", NULL},
     {"dtype", get_dtype, NULL, "element type", NULL},
     {"device", get_device, NULL, "device", NULL},
-    {"ndim", get_ndim, NULL, "number of dimensions", NULL},
     {"requires_grad", get_requires_grad, set_requires_grad, "whether autograd tracks this tensor", NULL},
     {"grad", get_grad, set_grad, "accumulated gradient (None if none)", NULL},
-    {"T", get_T, NULL, "dimensions reversed", NULL},
-    {"data", get_data, NULL, "the values without autograd (detach())", NULL},
-    {"is_lazy", get_is_lazy, NULL, "True on the lazy device", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -508,6 +475,6 @@ PyTypeObject LtTensor_Type = {
     .tp_as_buffer = &ltpy_tensor_as_buffer,
     .tp_richcompare = ltpy_tensor_richcompare,
     .tp_getset = ltpy_tensor_getset,
-    .tp_methods = ltpy_tensor_methods, /* methods2.c's table is added at module init */
+    .tp_methods = ltpy_tensor_methods, /* the ops of the registry are added by ltpy_ops_init */
     .tp_doc = "The C tensor handle behind lazytensor.Tensor.",
 };

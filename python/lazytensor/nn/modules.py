@@ -196,19 +196,19 @@ class _CLayer(Module):
                 self.register_buffer(name, t)
 
     def forward(self, x):
-        return self._c.forward(x)
+        return _C.module_forward(self._c, x)
 
     def train(self, mode=True):
-        self._c.train(mode)
+        _C.module_train(self._c, mode)
         return super().train(mode)
 
     def _move_own(self, device):
-        self._c.to(device)
+        _C.module_to(self._c, device)
 
 
 class Linear(_CLayer):
     def __init__(self, in_features, out_features, bias=True, device=None):
-        super().__init__(_C.linear(in_features, out_features, bias, device))
+        super().__init__(_C.nn_linear(in_features, out_features, bias, device))
         self._desc = f"in_features={in_features}, out_features={out_features}, bias={bias}"
 
     def extra_repr(self):
@@ -218,7 +218,7 @@ class Linear(_CLayer):
 class Conv2d(_CLayer):
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, groups=1, bias=True,
                  device=None):
-        super().__init__(_C.conv2d(in_channels, out_channels, kernel_size, stride, padding, groups, bias,
+        super().__init__(_C.nn_conv2d(in_channels, out_channels, kernel_size, stride, padding, groups, bias,
                                    device))
 
 
@@ -226,64 +226,64 @@ class LayerNorm(_CLayer):
     def __init__(self, normalized_shape, eps=1e-5, device=None):
         if not isinstance(normalized_shape, int):
             (normalized_shape,) = normalized_shape
-        super().__init__(_C.layer_norm(normalized_shape, eps, device))
+        super().__init__(_C.nn_layer_norm(normalized_shape, eps, device))
 
 
 class BatchNorm2d(_CLayer):
     def __init__(self, num_features, eps=1e-5, device=None):
-        super().__init__(_C.batch_norm2d(num_features, eps, device))
+        super().__init__(_C.nn_batch_norm2d(num_features, eps, device))
 
 
 class Embedding(_CLayer):
     def __init__(self, num_embeddings, embedding_dim, device=None):
-        super().__init__(_C.embedding(num_embeddings, embedding_dim, device))
+        super().__init__(_C.nn_embedding(num_embeddings, embedding_dim, device))
 
 
 class SelfAttention(_CLayer):
     """Multi-head self-attention over [B, T, D] (the C library's layer)."""
 
     def __init__(self, dim, heads, causal=True, device=None):
-        super().__init__(_C.self_attention(dim, heads, causal, device))
+        super().__init__(_C.nn_self_attention(dim, heads, causal, device))
 
 
 class MaxPool2d(_CLayer):
     def __init__(self, kernel_size):
-        super().__init__(_C.max_pool2d(kernel_size))
+        super().__init__(_C.nn_max_pool2d(kernel_size))
 
 
 class AvgPool2d(_CLayer):
     def __init__(self, kernel_size):
-        super().__init__(_C.avg_pool2d(kernel_size))
+        super().__init__(_C.nn_avg_pool2d(kernel_size))
 
 
 class Dropout(_CLayer):
     def __init__(self, p=0.5):
-        super().__init__(_C.dropout(p))
+        super().__init__(_C.nn_dropout(p))
 
 
 class Flatten(_CLayer):
     def __init__(self):
-        super().__init__(_C.flatten())
+        super().__init__(_C.nn_flatten())
 
 
 class ReLU(_CLayer):
     def __init__(self):
-        super().__init__(_C.relu())
+        super().__init__(_C.nn_relu())
 
 
 class GELU(_CLayer):
     def __init__(self):
-        super().__init__(_C.gelu())
+        super().__init__(_C.nn_gelu())
 
 
 class SiLU(_CLayer):
     def __init__(self):
-        super().__init__(_C.silu())
+        super().__init__(_C.nn_silu())
 
 
 class Tanh(_CLayer):
     def __init__(self):
-        super().__init__(_C.tanh())
+        super().__init__(_C.nn_tanh())
 
 
 class Sequential(Module):

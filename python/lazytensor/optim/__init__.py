@@ -11,11 +11,11 @@ class _ParamGroup(dict):
         self._opt = opt
 
     def __getitem__(self, key):
-        return self._opt._c.lr if key == "lr" else super().__getitem__(key)
+        return self._opt.lr if key == "lr" else super().__getitem__(key)
 
     def __setitem__(self, key, value):
         if key == "lr":
-            self._opt._c.lr = value
+            self._opt.lr = value
         else:
             super().__setitem__(key, value)
 
@@ -28,18 +28,18 @@ class Optimizer:
 
     def step(self):
         """One update from the parameters' gradients (in place, no grad)."""
-        self._c.step()
+        _C.optim_step(self._c)
 
     def zero_grad(self, set_to_none=True):
-        self._c.zero_grad()
+        _C.optim_zero_grad(self._c)
 
     @property
     def lr(self):
-        return self._c.lr
+        return _C.optim_lr(self._c)
 
     @lr.setter
     def lr(self, value):
-        self._c.lr = value
+        _C.optim_set_lr(self._c, value)
 
 
 def _params(params):
@@ -52,7 +52,7 @@ def _params(params):
 class SGD(Optimizer):
     def __init__(self, params, lr, momentum=0.0, weight_decay=0.0, nesterov=False):
         params = _params(params)
-        super().__init__(params, _C.sgd(params, lr, momentum, weight_decay, nesterov), momentum=momentum,
+        super().__init__(params, _C.optim_sgd(params, lr, momentum, weight_decay, nesterov), momentum=momentum,
                          weight_decay=weight_decay, nesterov=nesterov)
 
 
@@ -61,7 +61,7 @@ class Adam(Optimizer):
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0):
         params = _params(params)
-        c = _C.adam(params, lr, betas[0], betas[1], eps, weight_decay, self._decoupled)
+        c = _C.optim_adam(params, lr, betas[0], betas[1], eps, weight_decay, self._decoupled)
         super().__init__(params, c, betas=betas, eps=eps, weight_decay=weight_decay)
 
 
