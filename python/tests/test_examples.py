@@ -1,5 +1,7 @@
 """examples/python/mlp.py gives the C trainer's losses: the same seed,
-initialization, batch order and update (lazytensor-train --model mlp)."""
+initialization, batch order and update (lazytensor-train --model mlp);
+gpt.py trains and samples; and both scripts are no longer than the same
+scripts written for PyTorch (examples/python/torch/), which run too."""
 import os
 import re
 import subprocess
@@ -90,3 +92,31 @@ def test_python_gpt_trains_and_samples(device):
     with open(text, "rb") as f:
         prompt = f.read(64).decode()
     assert sample.startswith(prompt) and len(sample.rstrip("\n")) >= 64 + 20 - 5
+
+
+def code_lines(path):
+    """Lines of a script that hold code: not blank, not a comment, not in
+    the docstring that opens the module (tools/shared_lines.py's rule)."""
+    sys.path.insert(0, os.path.join(ROOT, "tools"))
+    try:
+        from shared_lines import python_code_lines
+    finally:
+        sys.path.pop(0)
+    with open(path, encoding="utf-8") as f:
+        return python_code_lines(f.read())
+
+
+@pytest.mark.parametrize("name", ["mlp.py", "gpt.py"])
+def test_python_examples_are_no_longer_than_pytorchs(name):
+    """examples/python/<name> against the same script written for PyTorch
+    (examples/python/torch/<name>), which must run: lazytensor's script is
+    no longer."""
+    torch = pytest.importorskip("torch")
+    ours = code_lines(os.path.join(ROOT, "examples", "python", name))
+    theirs_path = os.path.join(ROOT, "examples", "python", "torch", name)
+    theirs = code_lines(theirs_path)
+    assert ours <= theirs, (name, ours, theirs)
+    quick = ["--steps", "2", "--log-every", "1"] + (["--epochs", "1"] if name == "mlp.py" else ["--sample", "5"])
+    out = subprocess.run([sys.executable, theirs_path] + quick, capture_output=True, text=True, check=True).stdout
+    losses = [float(v) for v in re.findall(r"^step \d+  loss (\S+)$", out, re.M)]
+    assert len(losses) == 2 and all(v == v and abs(v) < 1e3 for v in losses), (torch.__version__, out)
