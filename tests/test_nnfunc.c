@@ -125,6 +125,8 @@ static void check_attention(lt_device dev)
     /* scale: q k^T = 1 for position 1 only; scale ln 3 gives weights 1/4, 3/4 */
     lt_tensor *q1 = on(LT_T(LT_F32, LT_DIMS(1, 1, 2), 1, 0), dev), *k1 = on(LT_T(LT_F32, LT_DIMS(1, 2, 2), 0, 0, 1, 0), dev);
     LT_ASSERT_VALUES(lt_scaled_dot_product_attention(q1, k1, v, NULL, 0.0, false, log(3.0)), 1e-6, 2.5, 3.5);
+    /* dropout_p 1 drops every attention weight */
+    LT_ASSERT_VALUES(lt_scaled_dot_product_attention(q, q, v, NULL, 1.0, false, NAN), 0, 0, 0, 0, 0);
 }
 
 static void check_embedding(lt_device dev)
