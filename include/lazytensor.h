@@ -1775,6 +1775,102 @@ lt_tensor *lt_pairwise_distance(lt_tensor *x1, lt_tensor *x2, double p, double e
 /** x / max(|x|_p along dim, eps) (torch's defaults: p 2, dim 1, eps 1e-12). */
 lt_tensor *lt_normalize(lt_tensor *x, double p, int dim, double eps);
 
+/* ---- torch.nn.functional with every option: class losses, normalizations,
+ * dropout, attention and embedding. Compositions of public ops: they trace
+ * and fuse on the lazy device and autograd differentiates them. NULL with
+ * the error set on bad arguments. ---- */
+/** torch.nn.functional.cross_entropy. input [N, C, d1, ...] or an
+ *  unbatched [C] (logits; the class dim is 1, or 0 for [C]). target: class
+ *  indices (i64 or i32) of the input's shape without the class dim, or
+ *  probabilities of the input's shape and dtype. weight: NULL or [C] of the
+ *  input's dtype. Targets equal to ignore_index (torch's default -100) add
+ *  nothing, also to the mean's divisor (the sum of the targets' weights;
+ *  NaN when every target is ignored, as torch). label_smoothing in [0, 1]
+ *  mixes in the uniform distribution. With probability targets ignore_index
+ *  must be negative (unused; torch refuses others) and the mean divides by
+ *  numel / C. lt_cross_entropy stays the short form for [N, C] logits. */
+lt_tensor *lt_cross_entropy_ext(lt_tensor *input, lt_tensor *target, lt_tensor *weight, int64_t ignore_index,
+                                lt_loss_reduction reduction, double label_smoothing);
+/** torch.nn.functional.nll_loss of log-probabilities [N, C, d1, ...] or
+ *  [C] against class indices, with weight, ignore_index and reduction as
+ *  lt_cross_entropy_ext. */
+lt_tensor *lt_nll_loss_ext(lt_tensor *input, lt_tensor *target, lt_tensor *weight, int64_t ignore_index,
+                           lt_loss_reduction reduction);
+/** Layer normalization over the last ndims dims of x, which must equal
+ *  normalized_shape (1 <= ndims <= LT_MAX_DIMS): (x - mean) / sqrt(var +
+ *  eps) with the biased variance, times weight, plus bias (each NULL or of
+ *  shape normalized_shape and x's dtype). */
+lt_tensor *lt_layer_norm(lt_tensor *x, const int64_t *normalized_shape, int ndims, lt_tensor *weight,
+                         lt_tensor *bias, double eps);
+/** Group normalization of x [N, C, ...]: the C channels form num_groups
+ *  groups (a divisor of C), normalized per sample and group; weight and
+ *  bias NULL or [C]. */
+lt_tensor *lt_group_norm(lt_tensor *x, int64_t num_groups, lt_tensor *weight, lt_tensor *bias, double eps);
+/** Batch normalization of x [N, C, ...]. training: normalizes with the
+ *  batch statistics per channel (biased variance; more than one value per
+ *  channel required) and, when running_mean and running_var ([C], given
+ *  together or both NULL) are given, updates them in place without
+ *  gradient: r = (1 - momentum) r + momentum s, with the unbiased variance.
+ *  Otherwise normalizes with the running statistics (required). weight and
+ *  bias NULL or [C]. torch's defaults: momentum 0.1, eps 1e-5. */
+lt_tensor *lt_batch_norm(lt_tensor *x, lt_tensor *running_mean, lt_tensor *running_var, lt_tensor *weight,
+                         lt_tensor *bias, bool training, double momentum, double eps);
+/** Instance normalization of x [N, C, L, ...]: use_input_stats normalizes
+ *  each (sample, channel) over the spatial dims and updates the running
+ *  statistics (if given) with the batch mean of those statistics, as torch;
+ *  otherwise the running statistics normalize. Arguments as lt_batch_norm. */
+lt_tensor *lt_instance_norm(lt_tensor *x, lt_tensor *running_mean, lt_tensor *running_var, lt_tensor *weight,
+                            lt_tensor *bias, bool use_input_stats, double momentum, double eps);
+/** Dropout of a floating x: when training, each element is kept with
+ *  probability 1 - p and scaled by 1 / (1 - p) (zeros for p = 1), drawing
+ *  from the global generator; otherwise (or p = 0) a copy of x. */
+lt_tensor *lt_dropout(lt_tensor *x, double p, bool training);
+/** Scaled dot-product attention, torch 2's
+ *  F.scaled_dot_product_attention: softmax(q k^T * scale + bias) v for q
+ *  [..., L, E], k [..., S, E], v [..., S, Ev] (batch dims broadcast) of one
+ *  floating dtype. mask (NULL: none): bool, true where a position may
+ *  attend, or additive of q's dtype, broadcasting to [..., L, S]. causal
+ *  masks the positions above the diagonal (not together with a mask). A
+ *  row with nothing to attend to is NaN. dropout_p > 0 drops attention
+ *  weights (always, as torch). scale NAN means 1 / sqrt(E). */
+lt_tensor *lt_scaled_dot_product_attention(lt_tensor *q, lt_tensor *k, lt_tensor *v, lt_tensor *mask,
+                                           double dropout_p, bool causal, double scale);
+/** The padding_idx of lt_embedding_ext that means none. */
+#define LT_NO_PADDING INT64_MIN
+/** torch.nn.functional.embedding: rows of weight [num, dim] selected by
+ *  integer indices. padding_idx (in [-num, num), or LT_NO_PADDING): that
+ *  row's gradient stays 0. max_norm (NAN: none): before the lookup, each
+ *  referenced row whose norm_type-norm exceeds max_norm is scaled in place
+ *  (no gradient) by max_norm / (norm + 1e-7), as torch. */
+lt_tensor *lt_embedding_ext(lt_tensor *weight, lt_tensor *indices, int64_t padding_idx, double max_norm,
+                            double norm_type);
+/* Layers of these functions (lt_module_forward runs them; see the layers
+ * above). */
+/** GroupNorm: lt_group_norm of [N, channels, ...] in num_groups groups (a
+ *  divisor of channels); affine adds weight (1) and bias (0), [channels]. */
+lt_module *lt_nn_group_norm(int64_t num_groups, int64_t channels, double eps, bool affine, lt_device dev);
+/** InstanceNorm1d/2d/3d with torch's default track_running_stats=False:
+ *  each input [N, channels, L, ...] normalized by its own statistics;
+ *  affine adds weight and bias ([channels]; torch's default is false). */
+lt_module *lt_nn_instance_norm(int64_t channels, double eps, bool affine, lt_device dev);
+/** Parameter-free activation layers (the functions above, torch.nn's
+ *  LeakyReLU, ELU, SELU, CELU, Softplus, Softsign, Hardswish, Hardsigmoid,
+ *  Mish, LogSigmoid, ReLU6, Hardtanh and Sigmoid); scalar arguments must be
+ *  finite (celu's alpha and softplus's beta non-zero). */
+lt_module *lt_nn_leaky_relu(double negative_slope);
+lt_module *lt_nn_elu(double alpha);
+lt_module *lt_nn_selu(void);
+lt_module *lt_nn_celu(double alpha);
+lt_module *lt_nn_softplus(double beta, double threshold);
+lt_module *lt_nn_softsign(void);
+lt_module *lt_nn_hardswish(void);
+lt_module *lt_nn_hardsigmoid(void);
+lt_module *lt_nn_mish(void);
+lt_module *lt_nn_logsigmoid(void);
+lt_module *lt_nn_relu6(void);
+lt_module *lt_nn_hardtanh(double min_val, double max_val);
+lt_module *lt_nn_sigmoid(void);
+
 /** An optimizer over a list of parameters (which it retains). */
 typedef struct lt_optimizer lt_optimizer;
 /** SGD with momentum, Nesterov momentum and L2 weight decay (PyTorch's
@@ -1785,6 +1881,35 @@ lt_optimizer *lt_optim_sgd(lt_tensor *const *params, int n, double lr, double mo
  *  true), PyTorch's formulation with bias correction. */
 lt_optimizer *lt_optim_adam(lt_tensor *const *params, int n, double lr, double beta1, double beta2, double eps,
                             double weight_decay, bool decoupled);
+/* RMSprop, Adagrad, Adadelta and Adamax with torch.optim's formulas and
+ * defaults noted; weight_decay adds weight_decay * p to the gradient (L2).
+ * Each keeps a per-parameter step count ("state.<i>.step", 0-d f64) and
+ * the state named as in torch's state_dict. Hyperparameters must be finite
+ * and >= 0 (betas below 1, rho at most 1). */
+/** RMSprop (lr 0.01, alpha 0.99, eps 1e-8): square_avg = alpha * square_avg
+ *  + (1 - alpha) g^2; centered subtracts grad_avg^2 (grad_avg the same
+ *  average of g); with momentum, buf = momentum * buf + g / (sqrt(.) + eps)
+ *  and p -= lr * buf, else p -= lr * g / (sqrt(.) + eps). State:
+ *  square_avg, momentum_buffer (momentum != 0), grad_avg (centered). */
+lt_optimizer *lt_optim_rmsprop(lt_tensor *const *params, int n, double lr, double alpha, double eps,
+                               double weight_decay, double momentum, bool centered);
+/** Adagrad (lr 0.01, lr_decay 0, initial_accumulator_value 0, eps 1e-10):
+ *  sum += g^2; p -= lr / (1 + (step - 1) lr_decay) * g / (sqrt(sum) +
+ *  eps). State: sum (starting at initial_accumulator_value). */
+lt_optimizer *lt_optim_adagrad(lt_tensor *const *params, int n, double lr, double lr_decay, double weight_decay,
+                               double initial_accumulator_value, double eps);
+/** Adadelta (lr 1, rho 0.9, eps 1e-6): square_avg = rho * square_avg + (1
+ *  - rho) g^2; delta = sqrt(acc_delta + eps) / sqrt(square_avg + eps) * g;
+ *  acc_delta = rho * acc_delta + (1 - rho) delta^2; p -= lr * delta.
+ *  State: square_avg, acc_delta. */
+lt_optimizer *lt_optim_adadelta(lt_tensor *const *params, int n, double lr, double rho, double eps,
+                                double weight_decay);
+/** Adamax (lr 0.002, betas 0.9 and 0.999, eps 1e-8): exp_avg = beta1 *
+ *  exp_avg + (1 - beta1) g; exp_inf = max(beta2 * exp_inf, |g| + eps);
+ *  p -= lr / (1 - beta1^step) * exp_avg / exp_inf. State: exp_avg,
+ *  exp_inf. */
+lt_optimizer *lt_optim_adamax(lt_tensor *const *params, int n, double lr, double beta1, double beta2, double eps,
+                              double weight_decay);
 /** Applies one update from the parameters' gradients (in place, no grad).
  *  Parameters without a gradient are skipped. */
 lt_status lt_optim_step(lt_optimizer *o);

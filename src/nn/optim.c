@@ -1,6 +1,8 @@
 /*
- * optim.c - optimizers: SGD (momentum, Nesterov, L2 weight decay) and
- * Adam / AdamW, with PyTorch's update formulas.
+ * optim.c - optimizers: SGD (momentum, Nesterov, L2 weight decay),
+ * Adam / AdamW, RMSprop, Adagrad, Adadelta and Adamax, with PyTorch's update
+ * formulas (those of the last four: g = grad + wd * p, then as
+ * torch.optim 1.13; see each *_update function).
  *
  *   SGD:   g = grad + wd * p
  *          buf = momentum * buf + g              (if momentum != 0)
@@ -39,7 +41,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-typedef enum optim_kind { OPTIM_SGD, OPTIM_ADAM } optim_kind;
+typedef enum optim_kind { OPTIM_SGD, OPTIM_ADAM, OPTIM_RMSPROP, OPTIM_ADAGRAD, OPTIM_ADADELTA, OPTIM_ADAMAX } optim_kind;
 
 /* Adam state per parameter, in this order. */
 enum { ADAM_EXP_AVG, ADAM_EXP_AVG_SQ, ADAM_STEP, ADAM_NSTATE };
@@ -53,6 +55,9 @@ struct lt_optimizer {
     bool nesterov;          /* SGD */
     double beta1, beta2, eps;
     bool decoupled;         /* AdamW */
+    double alpha;           /* RMSprop smoothing, Adadelta rho */
+    bool centered;          /* RMSprop */
+    double lr_decay;        /* Adagrad */
     int per_param;          /* state tensors per parameter */
     lt_tensor **state;      /* n * per_param, retained */
     char **state_names;
@@ -102,12 +107,15 @@ void lt_optim_free(lt_optimizer *o)
     free(o);
 }
 
-/* A zero state tensor like p (or a 0-d f64 zero when scalar) and its name. */
-static lt_status add_state(lt_optimizer *o, int index, int param, const char *what, bool scalar)
+/* A state tensor like p filled with init (or a 0-d f64 zero when scalar)
+ * and its name. */
+static lt_status add_state_init(lt_optimizer *o, int index, int param, const char *what, bool scalar, double init)
 {
     lt_tensor *p = o->params[param];
     lt_scope_begin();
-    lt_tensor *t = scalar ? lt_zeros(NULL, 0, LT_F64, lt_tensor_device(p)) : lt_zeros_like(p);
+    lt_tensor *t = scalar         ? lt_zeros(NULL, 0, LT_F64, lt_tensor_device(p))
+                   : init == 0.0 ? lt_zeros_like(p)
+                                 : lt_full_like(p, init);
     o->state[index] = lt_retain(t);
     lt_scope_end();
     if (!o->state[index])
@@ -118,6 +126,12 @@ static lt_status add_state(lt_optimizer *o, int index, int param, const char *wh
         return lt_error(LT_ERR_MEMORY, "optimizer: out of memory");
     snprintf(o->state_names[index], (size_t)len, "state.%d.%s", param, what);
     return LT_OK;
+}
+
+/* A zero state tensor like p (or a 0-d f64 zero when scalar) and its name. */
+static lt_status add_state(lt_optimizer *o, int index, int param, const char *what, bool scalar)
+{
+    return add_state_init(o, index, param, what, scalar, 0.0);
 }
 
 /* Allocates the optimizer shell: retained parameters and state arrays. */
@@ -216,6 +230,132 @@ lt_optimizer *lt_optim_adam(lt_tensor *const *params, int n, double lr, double b
     return o;
 }
 
+/* RMSprop, Adagrad, Adadelta and Adamax keep, per parameter, "step" (0-d
+ * f64) then the tensors named in `names` (each filled with init). */
+static lt_optimizer *optim_with_state(optim_kind kind, lt_tensor *const *params, int n, double lr,
+                                      double weight_decay, const char *const *names, int k, double init)
+{
+    lt_optimizer *o = optim_new(kind, params, n, k + 1);
+    if (!o)
+        return NULL;
+    o->lr = lr;
+    o->weight_decay = weight_decay;
+    lt_status s = LT_OK;
+    for (int i = 0; i < n && s == LT_OK; i++) {
+        s = add_state(o, i * (k + 1), i, "step", true);
+        for (int j = 0; j < k && s == LT_OK; j++)
+            s = add_state_init(o, i * (k + 1) + 1 + j, i, names[j], false, init);
+    }
+    if (s != LT_OK) {
+        lt_optim_free(o);
+        return NULL;
+    }
+    return o;
+}
+
+/* v is finite and >= 0 (and < 1 when below_one). */
+static lt_status check_hyper(lt_status s, const char *op, const char *what, double v, bool below_one)
+{
+    if (s != LT_OK)
+        return s;
+    if (v >= 0.0 && isfinite(v) && (!below_one || v < 1.0))
+        return LT_OK;
+    return bad_value(op, what, v, below_one ? "a value in [0, 1)" : "a finite value >= 0");
+}
+
+lt_optimizer *lt_optim_rmsprop(lt_tensor *const *params, int n, double lr, double alpha, double eps,
+                               double weight_decay, double momentum, bool centered)
+{
+    const char *op = "optim_rmsprop";
+    lt_status s = check_params(op, params, n);
+    s = check_hyper(s, op, "lr", lr, false);
+    s = check_hyper(s, op, "alpha", alpha, false);
+    s = check_hyper(s, op, "eps", eps, false);
+    s = check_hyper(s, op, "weight_decay", weight_decay, false);
+    s = check_hyper(s, op, "momentum", momentum, false);
+    if (s != LT_OK)
+        return NULL;
+    const char *names[3] = {"square_avg", NULL, NULL};
+    int k = 1;
+    if (momentum != 0.0)
+        names[k++] = "momentum_buffer";
+    if (centered)
+        names[k++] = "grad_avg";
+    lt_optimizer *o = optim_with_state(OPTIM_RMSPROP, params, n, lr, weight_decay, names, k, 0.0);
+    if (o) {
+        o->alpha = alpha;
+        o->eps = eps;
+        o->momentum = momentum;
+        o->centered = centered;
+    }
+    return o;
+}
+
+lt_optimizer *lt_optim_adagrad(lt_tensor *const *params, int n, double lr, double lr_decay, double weight_decay,
+                               double initial_accumulator_value, double eps)
+{
+    const char *op = "optim_adagrad";
+    lt_status s = check_params(op, params, n);
+    s = check_hyper(s, op, "lr", lr, false);
+    s = check_hyper(s, op, "lr_decay", lr_decay, false);
+    s = check_hyper(s, op, "weight_decay", weight_decay, false);
+    s = check_hyper(s, op, "initial_accumulator_value", initial_accumulator_value, false);
+    s = check_hyper(s, op, "eps", eps, false);
+    if (s != LT_OK)
+        return NULL;
+    const char *names[1] = {"sum"};
+    lt_optimizer *o = optim_with_state(OPTIM_ADAGRAD, params, n, lr, weight_decay, names, 1,
+                                       initial_accumulator_value);
+    if (o) {
+        o->lr_decay = lr_decay;
+        o->eps = eps;
+    }
+    return o;
+}
+
+lt_optimizer *lt_optim_adadelta(lt_tensor *const *params, int n, double lr, double rho, double eps,
+                                double weight_decay)
+{
+    const char *op = "optim_adadelta";
+    lt_status s = check_params(op, params, n);
+    s = check_hyper(s, op, "lr", lr, false);
+    if (s == LT_OK && !(rho >= 0.0 && rho <= 1.0))
+        s = bad_value(op, "rho", rho, "a value in [0, 1]");
+    s = check_hyper(s, op, "eps", eps, false);
+    s = check_hyper(s, op, "weight_decay", weight_decay, false);
+    if (s != LT_OK)
+        return NULL;
+    const char *names[2] = {"square_avg", "acc_delta"};
+    lt_optimizer *o = optim_with_state(OPTIM_ADADELTA, params, n, lr, weight_decay, names, 2, 0.0);
+    if (o) {
+        o->alpha = rho;
+        o->eps = eps;
+    }
+    return o;
+}
+
+lt_optimizer *lt_optim_adamax(lt_tensor *const *params, int n, double lr, double beta1, double beta2, double eps,
+                              double weight_decay)
+{
+    const char *op = "optim_adamax";
+    lt_status s = check_params(op, params, n);
+    s = check_hyper(s, op, "lr", lr, false);
+    s = check_hyper(s, op, "beta1", beta1, true);
+    s = check_hyper(s, op, "beta2", beta2, true);
+    s = check_hyper(s, op, "eps", eps, false);
+    s = check_hyper(s, op, "weight_decay", weight_decay, false);
+    if (s != LT_OK)
+        return NULL;
+    const char *names[2] = {"exp_avg", "exp_inf"};
+    lt_optimizer *o = optim_with_state(OPTIM_ADAMAX, params, n, lr, weight_decay, names, 2, 0.0);
+    if (o) {
+        o->beta1 = beta1;
+        o->beta2 = beta2;
+        o->eps = eps;
+    }
+    return o;
+}
+
 /* ---- updates ------------------------------------------------------------------- */
 
 /* The update functions return false if an op failed (the error is set).
@@ -255,6 +395,107 @@ static bool adam_update(const lt_optimizer *o, int i, lt_tensor *p, lt_tensor *g
     return lt_sub_(p, lt_mul(lt_div(m, denom), step_size)) != NULL;
 }
 
+/* grad + weight_decay * p (L2, coupled: RMSprop, Adagrad, Adadelta, Adamax) */
+static lt_tensor *decayed(const lt_optimizer *o, lt_tensor *p, lt_tensor *grad)
+{
+    return o->weight_decay != 0.0 ? lt_add_scaled(grad, p, o->weight_decay) : grad;
+}
+
+/* avg = b * avg + (1 - b) * x, in place */
+static bool ema_(lt_tensor *avg, lt_tensor *x, double b)
+{
+    return lt_add_scaled_(lt_mul_scalar_(avg, b), x, 1.0 - b) != NULL;
+}
+
+/* state: step, square_avg, [momentum_buffer], [grad_avg] */
+static bool rmsprop_update(const lt_optimizer *o, int i, lt_tensor *p, lt_tensor *grad)
+{
+    lt_tensor *const *st = &o->state[i * o->per_param];
+    lt_tensor *square_avg = st[1], *buf = o->momentum != 0.0 ? st[2] : NULL;
+    lt_tensor *grad_avg = o->centered ? st[o->per_param - 1] : NULL;
+    lt_tensor *g = decayed(o, p, grad);
+    if (!lt_add_scalar_(st[0], 1.0) || !ema_(square_avg, lt_mul(g, g), o->alpha))
+        return false;
+    lt_tensor *var = square_avg;
+    if (grad_avg) {
+        if (!ema_(grad_avg, g, o->alpha))
+            return false;
+        var = lt_sub(square_avg, lt_mul(grad_avg, grad_avg));
+    }
+    lt_tensor *avg = lt_add_scalar(lt_sqrt(var), o->eps);
+    if (!buf)
+        return lt_add_scaled_(p, lt_div(g, avg), -o->lr) != NULL;
+    if (!lt_add_(lt_mul_scalar_(buf, o->momentum), lt_div(g, avg)))
+        return false;
+    return lt_add_scaled_(p, buf, -o->lr) != NULL;
+}
+
+/* state: step, sum. lr / (1 + (step - 1) lr_decay) from the step tensor. */
+static bool adagrad_update(const lt_optimizer *o, int i, lt_tensor *p, lt_tensor *grad)
+{
+    lt_tensor *const *st = &o->state[i * o->per_param];
+    lt_tensor *step = st[0], *sum = st[1];
+    lt_tensor *g = decayed(o, p, grad);
+    if (!lt_add_scalar_(step, 1.0) || !lt_add_(sum, lt_mul(g, g)))
+        return false;
+    lt_tensor *ratio = lt_div(g, lt_add_scalar(lt_sqrt(sum), o->eps));
+    if (o->lr_decay == 0.0)
+        return lt_add_scaled_(p, ratio, -o->lr) != NULL;
+    lt_tensor *decay = lt_add_scalar(lt_mul_scalar(lt_sub_scalar(step, 1.0), o->lr_decay), 1.0);
+    lt_tensor *clr = lt_mul_scalar(lt_reciprocal(decay), o->lr);
+    return lt_sub_(p, lt_mul(ratio, clr)) != NULL;
+}
+
+/* state: step, square_avg, acc_delta (o->alpha is rho) */
+static bool adadelta_update(const lt_optimizer *o, int i, lt_tensor *p, lt_tensor *grad)
+{
+    lt_tensor *const *st = &o->state[i * o->per_param];
+    lt_tensor *square_avg = st[1], *acc_delta = st[2];
+    lt_tensor *g = decayed(o, p, grad);
+    if (!lt_add_scalar_(st[0], 1.0) || !ema_(square_avg, lt_mul(g, g), o->alpha))
+        return false;
+    lt_tensor *std = lt_sqrt(lt_add_scalar(square_avg, o->eps));
+    lt_tensor *delta = lt_mul(lt_div(lt_sqrt(lt_add_scalar(acc_delta, o->eps)), std), g);
+    if (!ema_(acc_delta, lt_mul(delta, delta), o->alpha))
+        return false;
+    return lt_add_scaled_(p, delta, -o->lr) != NULL;
+}
+
+/* state: step, exp_avg, exp_inf */
+static bool adamax_update(const lt_optimizer *o, int i, lt_tensor *p, lt_tensor *grad)
+{
+    lt_tensor *const *st = &o->state[i * o->per_param];
+    lt_tensor *step = st[0], *exp_avg = st[1], *exp_inf = st[2];
+    lt_tensor *g = decayed(o, p, grad);
+    bool ok = lt_add_scalar_(step, 1.0) && ema_(exp_avg, g, o->beta1);
+    ok = ok && lt_maximum_(lt_mul_scalar_(exp_inf, o->beta2), lt_add_scalar(lt_abs(g), o->eps));
+    if (!ok)
+        return false;
+    lt_tensor *bias_correction = lt_rsub_scalar(lt_rpow_scalar(step, o->beta1), 1.0);
+    lt_tensor *clr = lt_mul_scalar(lt_reciprocal(bias_correction), o->lr);
+    return lt_sub_(p, lt_mul(lt_div(exp_avg, exp_inf), clr)) != NULL;
+}
+
+/* One parameter's update by the optimizer's kind. */
+static bool update(const lt_optimizer *o, int i, lt_tensor *p, lt_tensor *grad)
+{
+    switch (o->kind) {
+    case OPTIM_SGD:
+        return sgd_update(o, i, p, grad);
+    case OPTIM_ADAM:
+        return adam_update(o, i, p, grad);
+    case OPTIM_RMSPROP:
+        return rmsprop_update(o, i, p, grad);
+    case OPTIM_ADAGRAD:
+        return adagrad_update(o, i, p, grad);
+    case OPTIM_ADADELTA:
+        return adadelta_update(o, i, p, grad);
+    case OPTIM_ADAMAX:
+        return adamax_update(o, i, p, grad);
+    }
+    return false;
+}
+
 static lt_status check_optimizer(const char *op, const lt_optimizer *o)
 {
     if (!o)
@@ -291,7 +532,7 @@ lt_status lt_optim_step(lt_optimizer *o)
             continue;
         if (follow_param(o, i) != LT_OK)
             status = lt_last_status();
-        else if (!(o->kind == OPTIM_SGD ? sgd_update(o, i, p, grad) : adam_update(o, i, p, grad)))
+        else if (!update(o, i, p, grad))
             status = lt_last_status();
     }
     lt_origin_restore(caller);
