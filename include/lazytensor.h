@@ -1750,6 +1750,15 @@ lt_module *lt_nn_linear(int64_t in_features, int64_t out_features, bool bias, lt
 /** 2-D convolution layer (weights [out, in/groups, k, k], Kaiming-uniform). */
 lt_module *lt_nn_conv2d(int64_t in_channels, int64_t out_channels, int64_t kernel, int64_t stride,
                         int64_t padding, int64_t groups, bool bias, lt_device dev);
+/** 1-D convolution layer (torch.nn.Conv1d): weight [out, in/groups, k],
+ *  bias [out], Kaiming-uniform like PyTorch; input [N, in, L] or [in, L]. */
+lt_module *lt_nn_conv1d(int64_t in_channels, int64_t out_channels, int64_t kernel, int64_t stride,
+                        int64_t padding, int64_t groups, bool bias, lt_device dev);
+/** Transposed 2-D convolution layer (torch.nn.ConvTranspose2d): weight [in,
+ *  out/groups, k, k], bias [out], initialized like PyTorch (fan_in = out /
+ *  groups * k * k); output_padding below the stride. */
+lt_module *lt_nn_conv_transpose2d(int64_t in_channels, int64_t out_channels, int64_t kernel, int64_t stride,
+                                  int64_t padding, int64_t output_padding, int64_t groups, bool bias, lt_device dev);
 /** Max / average pooling layers (stride = kernel). */
 lt_module *lt_nn_max_pool2d(int64_t kernel);
 lt_module *lt_nn_avg_pool2d(int64_t kernel);
