@@ -16,7 +16,8 @@
  * and differentiable through index_select / index_add.
  *
  * The CNN fast paths stay as they are: pooling without dilation, whose
- * ceil_mode adds no window, runs lt_max_pool2d / lt_avg_pool2d.
+ * ceil_mode adds no window, runs lt_max_pool2d / lt_avg_pool2d (the 1-D
+ * poolings too, on unit-height images).
  */
 #include "api/api.h"
 
@@ -53,11 +54,12 @@ static int64_t padded_size(const window2d *w, int i) { return w->p[i] + w->in[i]
 
 /* ---- arguments ------------------------------------------------------------------ */
 
-/* Copies a pair (2-D) or a single value into dim 1 (1-D, dim 0 trivial). */
-static void set_pair(const window2d *w, int64_t *dst, const int64_t *v, int64_t fallback, int64_t unit)
+/* Copies a pair (or the fallback when v is NULL). The 1-D ops pass pairs
+ * whose first value is the trivial one of the unit height. */
+static void set_pair(int64_t *dst, const int64_t *v, int64_t fallback)
 {
-    dst[0] = w->nsp == 1 ? unit : v ? v[0] : fallback;
-    dst[1] = v ? v[w->nsp == 1 ? 0 : 1] : fallback;
+    dst[0] = v ? v[0] : fallback;
+    dst[1] = v ? v[1] : fallback;
 }
 
 static lt_status check_values(const window2d *w, const char *what, const int64_t *v, int64_t min)
@@ -168,10 +170,10 @@ static lt_status window_from_args(window2d *w, const int64_t *kernel, const int6
 {
     if (!kernel)
         return lt_error(LT_ERR_NULL, "%s: kernel size is NULL, expected 2 values", w->name);
-    set_pair(w, w->k, kernel, 0, 1);
-    set_pair(w, w->d, dilation, 1, 1);
-    set_pair(w, w->p, padding, 0, 0);
-    set_pair(w, w->s, stride, 1, 1);
+    set_pair(w->k, kernel, 0);
+    set_pair(w->d, dilation, 1);
+    set_pair(w->p, padding, 0);
+    set_pair(w->s, stride, 1);
     return check_window_values(w);
 }
 
@@ -248,10 +250,10 @@ static lt_status pool_window(window2d *w, lt_tensor *x, const int64_t *kernel, c
         return lt_last_status();
     if (!kernel)
         return lt_error(LT_ERR_NULL, "%s: kernel size is NULL", w->name);
-    set_pair(w, w->k, kernel, 0, 1);
-    set_pair(w, w->s, stride ? stride : kernel, 0, 1);
-    set_pair(w, w->p, padding, 0, 0);
-    set_pair(w, w->d, dilation, 1, 1);
+    set_pair(w->k, kernel, 0);
+    set_pair(w->s, stride ? stride : kernel, 0);
+    set_pair(w->p, padding, 0);
+    set_pair(w->d, dilation, 1);
     if (check_window_values(w) != LT_OK)
         return lt_last_status();
     for (int i = 0; i < 2; i++)
@@ -406,11 +408,12 @@ lt_tensor *lt_max_pool1d(lt_tensor *x, int64_t kernel, int64_t stride, int64_t p
     if (indices)
         *indices = NULL;
     window2d w = {.name = "max_pool1d", .nsp = 1};
-    int64_t s = stride ? stride : kernel;
-    if (pool_window(&w, x, &kernel, &s, &padding, &dilation, ceil_mode) != LT_OK)
+    int64_t k2[2] = {1, kernel}, s2[2] = {1, stride ? stride : kernel}, p2[2] = {0, padding}, d2[2] = {1, dilation};
+    if (pool_window(&w, x, k2, s2, p2, d2, ceil_mode) != LT_OK)
         return NULL;
     lt_scope_begin();
-    lt_tensor *y = pool_general(lift_1d(x), &w, true, false, 0, indices);
+    lt_tensor *y = plain_window(&w) ? lt_max_pool2d(lift_1d(x), w.k, w.s, w.p, indices)
+                                    : pool_general(lift_1d(x), &w, true, false, 0, indices);
     lt_tensor *r = lt_squeeze(y, -2);
     if (indices && *indices)
         *indices = lt_squeeze(*indices, -2);
@@ -421,10 +424,11 @@ lt_tensor *lt_avg_pool1d(lt_tensor *x, int64_t kernel, int64_t stride, int64_t p
                          bool count_include_pad)
 {
     window2d w = {.name = "avg_pool1d", .nsp = 1};
-    int64_t s = stride ? stride : kernel, one = 1;
-    if (pool_window(&w, x, &kernel, &s, &padding, &one, ceil_mode) != LT_OK)
+    int64_t k2[2] = {1, kernel}, s2[2] = {1, stride ? stride : kernel}, p2[2] = {0, padding}, d2[2] = {1, 1};
+    if (pool_window(&w, x, k2, s2, p2, d2, ceil_mode) != LT_OK)
         return NULL;
     lt_scope_begin();
-    lt_tensor *y = pool_general(lift_1d(x), &w, false, count_include_pad, 0, NULL);
+    lt_tensor *y = plain_window(&w) ? lt_avg_pool2d(lift_1d(x), w.k, w.s, w.p, count_include_pad)
+                                    : pool_general(lift_1d(x), &w, false, count_include_pad, 0, NULL);
     return scope_result(lt_squeeze(y, -2));
 }
