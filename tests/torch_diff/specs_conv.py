@@ -113,6 +113,7 @@ add(Op("pixel_unshuffle", lambda L, x, r: L.call("lt_pixel_unshuffle", x, r), la
 
 # ---- pooling ---------------------------------------------------------------------
 
+NAN1 = Arg(np.array([[[[1.0, float("nan"), 3.0, 0.5], [2.0, -1.0, INF, 4.0], [-0.0, 0.0, -INF, 5.0]]]], np.float32))
 NEG = Arg(np.array([[[[-INF, -INF, 1.0], [-INF, -INF, -INF], [2.0, -INF, -INF]]]], np.float32))
 
 add(Op("max_pool1d", lambda L, x, k, s, p, d, c: L.call("lt_max_pool1d", x, k, s, p, d, c, "out"),
@@ -135,7 +136,8 @@ add(Op("max_pool2d_ext",
         Sample(t((2, 3, 6, 6)), 2, None, 0, 1, False, note="fast path"),
         Sample(t((1, 1, 1, 1)), 1, None, 0, 1, True, note="size 1"),
         Sample(NEG, 2, 2, 1, 1, True, grad=False, note="-inf windows"),
-        Sample(NEG, 2, 1, 1, 2, False, grad=False, note="-inf windows, dilation")]))
+        Sample(NEG, 2, 1, 1, 2, False, grad=False, note="-inf windows, dilation"),
+        Sample(NAN1, 2, 2, 1, 1, True, grad=False, note="edges")]))
 add(Op("avg_pool1d", lambda L, x, k, s, p, c, i: L.call("lt_avg_pool1d", x, k, s, p, c, i),
        lambda x, k, s, p, c, i: F.avg_pool1d(x, k, s or None, p, c, i),
        [Sample(t((2, 3, 8)), 2, 0, 0, False, True), Sample(t((1, 2, 9)), 3, 2, 1, True, True, note="ceil"),
@@ -162,7 +164,8 @@ ADAPTIVE_2D = [Sample(t((2, 3, 7, 9)), (3, 4)), Sample(t((1, 2, 6, 6), F64), (6,
                Sample(t((1, 2, 5, 7)), (1, 1), note="global"), Sample(t((3, 5, 4)), (2, 3), note="no batch dim"),
                Sample(t((1, 2, 6, 5), layout="t"), (4, 3), note="views"),
                Sample(t((1, 2, 3, 4)), (5, 7), note="more cells than inputs"),
-               Sample(t((1, 1, 1, 1)), (1, 1), note="size 1")]
+               Sample(t((1, 1, 1, 1)), (1, 1), note="size 1"),
+               Sample(NAN1, (2, 3), grad=False, note="edges")]
 ADAPTIVE_1D = [Sample(t((2, 3, 10)), 4), Sample(t((1, 2, 7), F64), 7, note="identity"),
                Sample(t((3, 9)), 2, note="no batch dim"), Sample(t((2, 5, 3), layout="t"), 2, note="views"),
                Sample(t((1, 2, 3)), 5, note="more cells than inputs"), Sample(t((1, 1, 1)), 1, note="size 1")]
