@@ -179,7 +179,8 @@ def parse_header(path):
 
 
 _ARGTYPE = {"tensor": ctypes.c_void_p, "tensors": ctypes.c_void_p, "out": ctypes.c_void_p,
-            "i64s": ctypes.c_void_p, "ints": ctypes.c_void_p, "f64s": ctypes.c_void_p, "device": Device, "str": ctypes.c_char_p}
+            "i64s": ctypes.c_void_p, "ints": ctypes.c_void_p, "f64s": ctypes.c_void_p, "device": Device,
+            "str": ctypes.c_char_p}
 _RESTYPE = {"lt_tensor*": ctypes.c_void_p, "lt_status": ctypes.c_int, "int": ctypes.c_int,
             "int64_t": ctypes.c_int64, "double": ctypes.c_double, "bool": ctypes.c_bool}
 
