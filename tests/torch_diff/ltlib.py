@@ -192,7 +192,7 @@ def _bind(self, header):
 def _call(self, name, *args):
     """Calls public function `name`. Tensors are handles; "out" for an
     lt_tensor ** parameter returns its value after the result; lists become
-    int/int64 arrays. A NULL result or failing status raises LtError."""
+    int, int64 or double arrays. A NULL result or failing status raises LtError."""
     ret, kinds = self.sigs[name]
     if len(args) != len(kinds):
         raise TypeError(f"{name}: {len(args)} arguments, the header has {len(kinds)}")
