@@ -1169,6 +1169,94 @@ lt_tensor *lt_max_pool2d(lt_tensor *x, const int64_t *kernel, const int64_t *str
 lt_tensor *lt_avg_pool2d(lt_tensor *x, const int64_t *kernel, const int64_t *stride,
                          const int64_t *padding, bool count_include_pad);
 
+/* ---- convolution, pooling and resampling beyond conv2d (torch.nn.functional
+ * names and argument order). Each is a composition of conv2d's ops, views,
+ * index_select / index_add and reductions: traced and lowered on the lazy
+ * device and differentiable. Inputs are floating; an input without its
+ * batch dim gives a result without it, where torch accepts one. ---- */
+
+/** 1-D convolution: x [N, C, L] (or [C, L]), w [O, C/groups, k], bias [O]
+ *  or NULL -> [N, O, Lo], Lo = (L + 2p - d(k-1) - 1) / stride + 1. */
+lt_tensor *lt_conv1d(lt_tensor *x, lt_tensor *w, lt_tensor *bias, int64_t stride, int64_t padding,
+                     int64_t dilation, int64_t groups);
+/** 3-D convolution: x [N, C, D, H, W] (or [C, D, H, W]), w [O, C/groups,
+ *  kD, kH, kW], bias [O] or NULL; stride, padding, dilation: 3 values each
+ *  (NULL: 1, 0, 1). */
+lt_tensor *lt_conv3d(lt_tensor *x, lt_tensor *w, lt_tensor *bias, const int64_t *stride, const int64_t *padding,
+                     const int64_t *dilation, int64_t groups);
+/** Transposed 2-D convolution (the adjoint of conv2d): x [N, Cin, H, W]
+ *  (or [Cin, H, W]), w [Cin, Cout/groups, kH, kW], bias [Cout] or NULL ->
+ *  [N, Cout, Ho, Wo], Ho = (H-1)*stride - 2*padding + dilation*(kH-1) +
+ *  output_padding + 1. stride, padding, output_padding, dilation: 2 values
+ *  each (NULL: 1, 0, 0, 1); output_padding must be below the stride or the
+ *  dilation. */
+lt_tensor *lt_conv_transpose2d(lt_tensor *x, lt_tensor *w, lt_tensor *bias, const int64_t *stride,
+                               const int64_t *padding, const int64_t *output_padding, int64_t groups,
+                               const int64_t *dilation);
+/** Transposed 1-D convolution: x [N, Cin, L] (or [Cin, L]), w [Cin,
+ *  Cout/groups, k]; rules as lt_conv_transpose2d. */
+lt_tensor *lt_conv_transpose1d(lt_tensor *x, lt_tensor *w, lt_tensor *bias, int64_t stride, int64_t padding,
+                               int64_t output_padding, int64_t groups, int64_t dilation);
+/** im2col (torch.nn.functional.unfold): x [N, C, H, W] (or [C, H, W]) ->
+ *  [N, C*kH*kW, L], L the number of window positions, row c*kH*kW + i*kW +
+ *  j holding tap (i, j) of channel c. kernel: 2 values (not NULL);
+ *  dilation, padding, stride: 2 values each (NULL: 1, 0, 1). */
+lt_tensor *lt_unfold(lt_tensor *x, const int64_t *kernel, const int64_t *dilation, const int64_t *padding,
+                     const int64_t *stride);
+/** col2im (torch.nn.functional.fold), the adjoint of lt_unfold: x [N,
+ *  C*kH*kW, L] (or without N) -> [N, C, output_size[0], output_size[1]],
+ *  overlapping taps summed. L must be the number of window positions. */
+lt_tensor *lt_fold(lt_tensor *x, const int64_t *output_size, const int64_t *kernel, const int64_t *dilation,
+                   const int64_t *padding, const int64_t *stride);
+/** [..., C*r*r, H, W] -> [..., C, H*r, W*r] (torch.nn.functional.pixel_shuffle). */
+lt_tensor *lt_pixel_shuffle(lt_tensor *x, int64_t upscale_factor);
+/** [..., C, H*r, W*r] -> [..., C*r*r, H, W], the inverse of lt_pixel_shuffle. */
+lt_tensor *lt_pixel_unshuffle(lt_tensor *x, int64_t downscale_factor);
+/** Max pooling with dilation and ceil_mode (then the last window may start
+ *  in the input or its left padding and hang over the right edge); other
+ *  arguments as lt_max_pool2d (dilation NULL: 1). Without dilation and
+ *  without a window added by ceil_mode this is lt_max_pool2d. */
+lt_tensor *lt_max_pool2d_ext(lt_tensor *x, const int64_t *kernel, const int64_t *stride, const int64_t *padding,
+                             const int64_t *dilation, bool ceil_mode, lt_tensor **indices);
+/** Average pooling with ceil_mode and divisor_override (0: none, else the
+ *  divisor of every window), dividing as torch does; other arguments as
+ *  lt_avg_pool2d. */
+lt_tensor *lt_avg_pool2d_ext(lt_tensor *x, const int64_t *kernel, const int64_t *stride, const int64_t *padding,
+                             bool ceil_mode, bool count_include_pad, int64_t divisor_override);
+/** 1-D max pooling over x [N, C, L] (or [C, L]); stride 0 means kernel.
+ *  indices (optional) receives i64 positions along L. */
+lt_tensor *lt_max_pool1d(lt_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation,
+                         bool ceil_mode, lt_tensor **indices);
+/** 1-D average pooling over x [N, C, L] (or [C, L]); stride 0 means kernel. */
+lt_tensor *lt_avg_pool1d(lt_tensor *x, int64_t kernel, int64_t stride, int64_t padding, bool ceil_mode,
+                         bool count_include_pad);
+/** Adaptive average pooling of the last dim ([N, C, L] or [C, L]) to
+ *  output_size cells; cell i covers [floor(i*L/n), ceil((i+1)*L/n)). */
+lt_tensor *lt_adaptive_avg_pool1d(lt_tensor *x, int64_t output_size);
+/** Adaptive average pooling of [N, C, H, W] (or [C, H, W]) to
+ *  output_size[0] x output_size[1] cells. */
+lt_tensor *lt_adaptive_avg_pool2d(lt_tensor *x, const int64_t *output_size);
+/** Adaptive max pooling of the last dim; indices (optional): i64 positions. */
+lt_tensor *lt_adaptive_max_pool1d(lt_tensor *x, int64_t output_size, lt_tensor **indices);
+/** Adaptive max pooling of [N, C, H, W] (or [C, H, W]); indices
+ *  (optional) receives the flat h * W + w position of each cell's first
+ *  maximum. */
+lt_tensor *lt_adaptive_max_pool2d(lt_tensor *x, const int64_t *output_size, lt_tensor **indices);
+/** lt_interpolate's modes. */
+enum {
+    LT_INTERP_NEAREST = 0, /**< 'nearest': x [N, C, L] or [N, C, H, W] */
+    LT_INTERP_LINEAR = 1,  /**< 'linear': x [N, C, L] */
+    LT_INTERP_BILINEAR = 2 /**< 'bilinear': x [N, C, H, W] */
+};
+/** torch.nn.functional.interpolate: resamples the spatial dims to `size`
+ *  (1 or 2 values) or by `scale_factor` (as many doubles > 0; the output is
+ *  floor(in * factor) and the factor sets the source positions, as torch
+ *  without recompute_scale_factor). Exactly one of them is given.
+ *  align_corners (linear modes only) maps the corner pixels onto each
+ *  other. */
+lt_tensor *lt_interpolate(lt_tensor *x, const int64_t *size, const double *scale_factor, int mode,
+                          bool align_corners);
+
 /* ========================================================================= */
 /* Reading values (IR-incompatible: they need concrete data)                  */
 /* ========================================================================= */
@@ -1662,6 +1750,15 @@ lt_module *lt_nn_linear(int64_t in_features, int64_t out_features, bool bias, lt
 /** 2-D convolution layer (weights [out, in/groups, k, k], Kaiming-uniform). */
 lt_module *lt_nn_conv2d(int64_t in_channels, int64_t out_channels, int64_t kernel, int64_t stride,
                         int64_t padding, int64_t groups, bool bias, lt_device dev);
+/** 1-D convolution layer (torch.nn.Conv1d): weight [out, in/groups, k],
+ *  bias [out], Kaiming-uniform like PyTorch; input [N, in, L] or [in, L]. */
+lt_module *lt_nn_conv1d(int64_t in_channels, int64_t out_channels, int64_t kernel, int64_t stride,
+                        int64_t padding, int64_t groups, bool bias, lt_device dev);
+/** Transposed 2-D convolution layer (torch.nn.ConvTranspose2d): weight [in,
+ *  out/groups, k, k], bias [out], initialized like PyTorch (fan_in = out /
+ *  groups * k * k); output_padding below the stride. */
+lt_module *lt_nn_conv_transpose2d(int64_t in_channels, int64_t out_channels, int64_t kernel, int64_t stride,
+                                  int64_t padding, int64_t output_padding, int64_t groups, bool bias, lt_device dev);
 /** Max / average pooling layers (stride = kernel). */
 lt_module *lt_nn_max_pool2d(int64_t kernel);
 lt_module *lt_nn_avg_pool2d(int64_t kernel);

@@ -8,7 +8,9 @@
  * conv2d: both gradients are ops of their own, run by the kernels of
  * eager/conv.c: the input gradient (the transposed convolution, w^T g per
  * image folded back onto the input) and the weight gradient (g times x
- * unfolded image by image).
+ * unfolded image by image). The input gradient op, which is also
+ * conv_transpose2d, has a gradient of its own (conv2d and the weight
+ * gradient again).
  *
  * max_pool2d: g scattered to the argmax positions. avg_pool2d: g divided
  * by each window's divisor and spread over the window (an expand for
@@ -120,6 +122,26 @@ static lt_status conv2d_grad(const lt_grad_ctx *c, lt_tensor **gin)
     return lt_grad_done(c, gin);
 }
 
+/*
+ * conv2d_input_grad, y = T(gy, w), the adjoint of conv2d in its input (and
+ * so the transposed convolution): <conv2d(z, w), gy> = <z, T(gy, w)> for
+ * every z. Its gradient for gy is therefore conv2d of g with w, and for w
+ * the weight gradient of a conv2d whose input is g and whose output's
+ * gradient is gy.
+ */
+static lt_status conv2d_input_grad_grad(const lt_grad_ctx *c, lt_tensor **gin)
+{
+    lt_tensor *gy = c->in[0], *w = c->in[1];
+    const int64_t *ai = c->a->i;
+    if (c->needs[0])
+        gin[0] = lt_conv2d(G, w, NULL, &ai[0], &ai[2], &ai[4], ai[6]);
+    if (c->needs[1]) {
+        int64_t kernel[2] = {lt_tensor_size(w, 2), lt_tensor_size(w, 3)};
+        gin[1] = lt_conv2d_weight_grad(G, gy, kernel, &ai[0], &ai[2], &ai[4], ai[6]);
+    }
+    return lt_grad_done(c, gin);
+}
+
 /* ---- pooling -------------------------------------------------------------- */
 
 /* max_pool2d: g added at each window's argmax (flat h * W + w per plane).
@@ -180,6 +202,7 @@ void lt_grad_register_nn(void)
 {
     lt_grad_set(LT_OP_MATMUL, matmul_grad);
     lt_grad_set(LT_OP_CONV2D, conv2d_grad);
+    lt_grad_set(LT_OP_CONV2D_INPUT_GRAD, conv2d_input_grad_grad);
     lt_grad_set(LT_OP_MAX_POOL2D, max_pool2d_grad);
     lt_grad_set(LT_OP_AVG_POOL2D, avg_pool2d_grad);
 }

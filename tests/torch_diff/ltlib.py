@@ -143,6 +143,8 @@ def _param_kind(decl):
         return "i64s"
     if d.startswith("const int *"):
         return "ints"
+    if d.startswith("const double *"):
+        return "f64s"
     if d.startswith("lt_device"):
         return "device"
     if d.startswith("const char *"):
@@ -177,7 +179,8 @@ def parse_header(path):
 
 
 _ARGTYPE = {"tensor": ctypes.c_void_p, "tensors": ctypes.c_void_p, "out": ctypes.c_void_p,
-            "i64s": ctypes.c_void_p, "ints": ctypes.c_void_p, "device": Device, "str": ctypes.c_char_p}
+            "i64s": ctypes.c_void_p, "ints": ctypes.c_void_p, "f64s": ctypes.c_void_p, "device": Device,
+            "str": ctypes.c_char_p}
 _RESTYPE = {"lt_tensor*": ctypes.c_void_p, "lt_status": ctypes.c_int, "int": ctypes.c_int,
             "int64_t": ctypes.c_int64, "double": ctypes.c_double, "bool": ctypes.c_bool}
 
@@ -189,7 +192,7 @@ def _bind(self, header):
 def _call(self, name, *args):
     """Calls public function `name`. Tensors are handles; "out" for an
     lt_tensor ** parameter returns its value after the result; lists become
-    int/int64 arrays. A NULL result or failing status raises LtError."""
+    int, int64 or double arrays. A NULL result or failing status raises LtError."""
     ret, kinds = self.sigs[name]
     if len(args) != len(kinds):
         raise TypeError(f"{name}: {len(args)} arguments, the header has {len(kinds)}")
@@ -210,11 +213,11 @@ def _call(self, name, *args):
                 conv.append(a)
         elif k == "tensors":
             conv.append(ctypes.cast((ctypes.c_void_p * max(len(a), 1))(*a), ctypes.c_void_p))
-        elif k in ("i64s", "ints"):
+        elif k in ("i64s", "ints", "f64s"):
             if a is None:
                 conv.append(None)
             else:
-                ct = ctypes.c_int64 if k == "i64s" else ctypes.c_int
+                ct = {"i64s": ctypes.c_int64, "ints": ctypes.c_int, "f64s": ctypes.c_double}[k]
                 conv.append(ctypes.cast((ct * max(len(a), 1))(*a), ctypes.c_void_p))
         elif k == "str":
             conv.append(a.encode() if isinstance(a, str) else a)
