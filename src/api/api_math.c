@@ -13,6 +13,7 @@
  * and compile causes name it).
  */
 #include "api/api.h"
+#include "api/compose.h"
 
 #include <float.h>
 #include <math.h>
@@ -102,16 +103,6 @@ lt_tensor *lt_leaky_relu(lt_tensor *t, double negative_slope)
 
 /* ---- compositions ------------------------------------------------------- */
 
-/* Hands r to the caller's scope and closes the function's scope. */
-static lt_tensor *close_scope(lt_tensor *r, lt_origin caller)
-{
-    lt_origin_restore(caller);
-    if (r)
-        r = lt_keep(r);
-    lt_scope_end();
-    return r;
-}
-
 lt_tensor *lt_hardtanh(lt_tensor *t, double min_val, double max_val)
 {
     if (isnan(min_val) || isnan(max_val)) {
@@ -142,7 +133,7 @@ lt_tensor *lt_clamp_tensor(lt_tensor *t, lt_tensor *lo, lt_tensor *hi)
         r = lt_minimum(r, hi);
     else
         r = lt_clone(r); /* a new tensor, as with both bounds */
-    return close_scope(r, caller);
+    return lt_scope_return_from(r, caller);
 }
 
 lt_tensor *lt_relu6(lt_tensor *t) { return lt_hardtanh(t, 0, 6); }
@@ -164,7 +155,7 @@ lt_tensor *lt_glu(lt_tensor *t, int dim)
     lt_scope_begin();
     lt_origin caller = lt_origin_enter("glu");
     lt_tensor *r = lt_mul(lt_narrow(t, d, 0, n / 2), lt_sigmoid(lt_narrow(t, d, n / 2, n / 2)));
-    return close_scope(r, caller);
+    return lt_scope_return_from(r, caller);
 }
 
 lt_tensor *lt_lerp(lt_tensor *start, lt_tensor *end, lt_tensor *weight)
@@ -176,7 +167,7 @@ lt_tensor *lt_lerp(lt_tensor *start, lt_tensor *end, lt_tensor *weight)
     lt_tensor *low = lt_add(start, lt_mul(weight, diff));
     lt_tensor *high = lt_sub(end, lt_mul(diff, lt_rsub_scalar(weight, 1)));
     lt_tensor *r = lt_where(lt_lt_scalar(lt_abs(weight), 0.5), low, high);
-    return close_scope(r, caller);
+    return lt_scope_return_from(r, caller);
 }
 
 lt_tensor *lt_lerp_scalar(lt_tensor *start, lt_tensor *end, double weight)
@@ -186,7 +177,7 @@ lt_tensor *lt_lerp_scalar(lt_tensor *start, lt_tensor *end, double weight)
     lt_tensor *diff = lt_sub(end, start);
     lt_tensor *r = fabs(weight) < 0.5 ? lt_add(start, lt_mul_scalar(diff, weight))
                                       : lt_sub(end, lt_mul_scalar(diff, 1 - weight));
-    return close_scope(r, caller);
+    return lt_scope_return_from(r, caller);
 }
 
 lt_tensor *lt_addcmul(lt_tensor *t, lt_tensor *t1, lt_tensor *t2, double value)
@@ -194,7 +185,7 @@ lt_tensor *lt_addcmul(lt_tensor *t, lt_tensor *t1, lt_tensor *t2, double value)
     lt_scope_begin();
     lt_origin caller = lt_origin_enter("addcmul");
     lt_tensor *prod = value == 1 ? lt_mul(t1, t2) : lt_mul(lt_mul_scalar(t1, value), t2);
-    return close_scope(lt_add(t, prod), caller);
+    return lt_scope_return_from(lt_add(t, prod), caller);
 }
 
 lt_tensor *lt_addcdiv(lt_tensor *t, lt_tensor *t1, lt_tensor *t2, double value)
@@ -210,7 +201,7 @@ lt_tensor *lt_addcdiv(lt_tensor *t, lt_tensor *t1, lt_tensor *t2, double value)
     lt_scope_begin();
     lt_origin caller = lt_origin_enter("addcdiv");
     lt_tensor *quot = value == 1 ? lt_div(t1, t2) : lt_div(lt_mul_scalar(t1, value), t2);
-    return close_scope(lt_add(t, quot), caller);
+    return lt_scope_return_from(lt_add(t, quot), caller);
 }
 
 /* Largest finite value of a floating dtype. */
@@ -240,5 +231,5 @@ lt_tensor *lt_nan_to_num(lt_tensor *t, double nan, double posinf, double neginf)
     lt_tensor *r = lt_masked_fill(t, lt_isnan(t), nan);
     r = lt_masked_fill(r, lt_eq_scalar(t, INFINITY), posinf);
     r = lt_masked_fill(r, lt_eq_scalar(t, -INFINITY), neginf);
-    return close_scope(r, caller);
+    return lt_scope_return_from(r, caller);
 }
