@@ -484,7 +484,10 @@ lt_tensor *lt_logical_or(lt_tensor *a, lt_tensor *b);           /**< bool result
 lt_tensor *lt_where(lt_tensor *cond, lt_tensor *a, lt_tensor *b);
 /** min(max(x, lo), hi). Pass -INFINITY / INFINITY for no bound. As in
  *  torch, lo > hi gives hi everywhere (NaN stays NaN); NaN bounds are
- *  refused. */
+ *  refused. An integer tensor keeps its dtype with integral bounds (a
+ *  Python int to torch) and gives f32 with a fractional one (a Python
+ *  float); lt_clamp_ refuses a fractional bound for an integer
+ *  destination, as torch. */
 lt_tensor *lt_clamp(lt_tensor *t, double lo, double hi);
 /** clamp with tensor bounds (torch.clamp(x, min=lo, max=hi)): min(max(x,
  *  lo), hi) with broadcasting and type promotion; lo or hi may be NULL
@@ -668,9 +671,10 @@ lt_tensor *lt_logsigmoid(lt_tensor *t);
 /** gelu with the tanh approximation (torch's approximate="tanh"):
  *  x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))). */
 lt_tensor *lt_gelu_tanh(lt_tensor *t);
-/** Clamps to [min_val, max_val] keeping the dtype; as in torch, min_val >
- *  max_val gives max_val everywhere. The gradient passes inside the range
- *  (at the bounds too). NaN bounds are refused. */
+/** Clamps to [min_val, max_val] keeping the dtype (an integer input takes
+ *  the bounds truncated to integers, as torch converts them to its dtype);
+ *  as in torch, min_val > max_val gives max_val everywhere. The gradient
+ *  passes inside the range (at the bounds too). NaN bounds are refused. */
 lt_tensor *lt_hardtanh(lt_tensor *t, double min_val, double max_val);
 /** hardtanh(x, 0, 6). */
 lt_tensor *lt_relu6(lt_tensor *t);

@@ -111,6 +111,10 @@ lt_tensor *lt_hardtanh(lt_tensor *t, double min_val, double max_val)
     }
     if (lt_check_tensor("hardtanh", t, 0) != LT_OK)
         return NULL;
+    if (!lt_dtype_is_floating(lt_tensor_dtype(t))) { /* torch converts the bounds to t's dtype */
+        min_val = trunc(min_val);
+        max_val = trunc(max_val);
+    }
     if (lt_tensor_dtype(t) == LT_U8 && (min_val < 0 || max_val < 0)) { /* as torch */
         lt_error(LT_ERR_ARGUMENT, "hardtanh: bounds %g, %g: an unsigned (u8) input needs bounds >= 0", min_val,
                  max_val);
