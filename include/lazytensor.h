@@ -639,8 +639,9 @@ lt_tensor *lt_bitwise_right_shift(lt_tensor *a, lt_tensor *b);
 lt_tensor *lt_lerp(lt_tensor *start, lt_tensor *end, lt_tensor *weight);
 /** lt_lerp with a scalar weight. */
 lt_tensor *lt_lerp_scalar(lt_tensor *start, lt_tensor *end, double weight);
-/** t + value * t1 * t2 (broadcasting). A value other than 1 is a C double:
- *  with integer tensors the result is then f32. */
+/** t + value * t1 * t2 (broadcasting), computed in the dtype the three
+ *  promote to, as torch: integer tensors keep their dtype, value then
+ *  converted to it (truncated: 2.7 scales by 2). */
 lt_tensor *lt_addcmul(lt_tensor *t, lt_tensor *t1, lt_tensor *t2, double value);
 /** t + value * t1 / t2; t1 and t2 must not both be integer (as torch). */
 lt_tensor *lt_addcdiv(lt_tensor *t, lt_tensor *t1, lt_tensor *t2, double value);

@@ -184,17 +184,49 @@ lt_tensor *lt_lerp_scalar(lt_tensor *start, lt_tensor *end, double weight)
     return lt_scope_return_from(r, caller);
 }
 
+/* The dtype the three operands promote to (torch computes value * t1 * t2
+ * in it). */
+static lt_dtype addc_dtype(lt_tensor *t, lt_tensor *t1, lt_tensor *t2)
+{
+    return lt_promote_types(lt_promote_types(lt_tensor_dtype(t), lt_tensor_dtype(t1)), lt_tensor_dtype(t2));
+}
+
+/* value * t1 in the operands' dtype dt: torch converts value to dt, so an
+ * integer dt truncates it (addcmul(i64, ..., value=2.7) scales by 2). */
+static lt_tensor *times_value(lt_tensor *t1, double value, lt_dtype dt)
+{
+    lt_tensor *a = lt_tensor_dtype(t1) == dt ? t1 : lt_to_dtype(t1, dt);
+    if (value == 1 || !a)
+        return a;
+    return lt_dtype_is_floating(dt) ? lt_mul_scalar(a, value) : lt_mul_iscalar(a, (int64_t)trunc(value));
+}
+
+/* Checks the three operands and, for integer operands, that value fits
+ * an int64. */
+static lt_status check_addc(const char *op, lt_tensor *t, lt_tensor *t1, lt_tensor *t2, double value)
+{
+    lt_tensor *args[3] = {t, t1, t2};
+    for (int i = 0; i < 3; i++)
+        if (lt_check_tensor(op, args[i], i) != LT_OK)
+            return LT_ERR_NULL;
+    if (!lt_dtype_is_floating(addc_dtype(t, t1, t2)) && !(fabs(value) < 0x1p63))
+        return lt_error(LT_ERR_ARGUMENT, "%s: value %g does not fit the operands' integer dtype %s", op, value,
+                        lt_dtype_name(addc_dtype(t, t1, t2)));
+    return LT_OK;
+}
+
 lt_tensor *lt_addcmul(lt_tensor *t, lt_tensor *t1, lt_tensor *t2, double value)
 {
+    if (check_addc("addcmul", t, t1, t2, value) != LT_OK)
+        return NULL;
     lt_scope_begin();
     lt_origin caller = lt_origin_enter("addcmul");
-    lt_tensor *prod = value == 1 ? lt_mul(t1, t2) : lt_mul(lt_mul_scalar(t1, value), t2);
-    return lt_scope_return_from(lt_add(t, prod), caller);
+    return lt_scope_return_from(lt_add(t, lt_mul(times_value(t1, value, addc_dtype(t, t1, t2)), t2)), caller);
 }
 
 lt_tensor *lt_addcdiv(lt_tensor *t, lt_tensor *t1, lt_tensor *t2, double value)
 {
-    if (lt_check_tensor("addcdiv", t1, 1) != LT_OK || lt_check_tensor("addcdiv", t2, 2) != LT_OK)
+    if (check_addc("addcdiv", t, t1, t2, value) != LT_OK)
         return NULL;
     if (!lt_dtype_is_floating(lt_tensor_dtype(t1)) && !lt_dtype_is_floating(lt_tensor_dtype(t2))) {
         lt_error(LT_ERR_DTYPE, "addcdiv: tensor1 and tensor2 have dtypes %s and %s; integer division is not "
@@ -204,8 +236,7 @@ lt_tensor *lt_addcdiv(lt_tensor *t, lt_tensor *t1, lt_tensor *t2, double value)
     }
     lt_scope_begin();
     lt_origin caller = lt_origin_enter("addcdiv");
-    lt_tensor *quot = value == 1 ? lt_div(t1, t2) : lt_div(lt_mul_scalar(t1, value), t2);
-    return lt_scope_return_from(lt_add(t, quot), caller);
+    return lt_scope_return_from(lt_add(t, lt_div(times_value(t1, value, addc_dtype(t, t1, t2)), t2)), caller);
 }
 
 /* Largest finite value of a floating dtype. */

@@ -582,9 +582,11 @@ add(Op("addcmul", call("lt_addcmul"), addc_ref(torch.addcmul),
        [Sample(t((3, 4)), t((3, 4)), t((4,)), 1.0), Sample(t((3, 4)), t((3, 1)), t((3, 4), layout="t"), -0.5),
         Sample(t((3, 4), np.float64), t((3, 4), np.float64), t((3, 4), np.float64), 2.0),
         Sample(t((3, 4), np.int64), t((3, 4), np.int64), t((3, 4), np.int64), 1.0),
-        Sample(t((3, 4), np.int64), t((3, 4), np.int64), t((3, 4), np.int64), 2.0, note="int value")], rtol=TRANS,
-       xfail=lambda s: ("a value other than 1 is a C double: integer tensors give f32 (torch keeps the dtype)"
-                        if s.note else None)))
+        Sample(t((3, 4), np.int64), t((3, 4), np.int64), t((3, 4), np.int64), 2.0, note="int value"),
+        Sample(t((3, 4), np.int32), t((3, 4), np.uint8), t((4,), np.int32), -3.0, note="int value"),
+        Sample(t((3, 4), np.int64), t((3, 4), np.int64), t((3, 4), np.int64), 2.7, note="fractional value"),
+        Sample(t((3, 4)), t((3, 4), np.int64), t((3, 4), np.int64), 0.5),
+        Sample(t((3, 4), np.float64), t((3, 4), np.int32), t((4,)), 3.0)], rtol=TRANS))
 add(Op("addcdiv", call("lt_addcdiv"), addc_ref(torch.addcdiv),
        [Sample(t((3, 4)), t((3, 4)), t((4,), domain="nonzero"), 1.0),
         Sample(t((3, 4)), t((3, 1)), t((3, 4), domain="nonzero", layout="t"), -0.5),
