@@ -267,7 +267,8 @@ static const struct {
     T(til), T(till), T(tlii), T(tlb), T(tit), T(titt), T(Ti), T(ttoPPPl), T(tPPP), T(tPPPb), T(Syv), T(Sdyv),
     T(llSyv), T(dddyv), T(ddlyv), T(llyv), T(mt),
     T(too), T(ty), T(tiy), T(tddd), T(tdid), T(tDby), T(tdDb), T(tdDby), T(titd), T(tittd), T(ttbb), T(ttobs),
-    T(T), T(tSD), T(tilll), T(lllv), T(tttd), T(tttdd), T(ttid), T(ttddb), T(tts), T(ttsd), T(ttsb), T(ttos), T(ttoso), T(tttds),
+    T(T), T(tSD), T(tilll), T(lllv), T(tttd), T(tttdd), T(ttid), T(ttddb), T(tts), T(ttsd), T(ttsb), T(ttos),
+    T(ttoso), T(tttds),
 #undef T
     {"tib", LT_RESULT_PAIR, call_pair_tib},
     {"ti", LT_RESULT_PAIR, call_pair_ti},

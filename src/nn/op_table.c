@@ -27,7 +27,8 @@ static bool reduction_of(const char *op, const char *name, bool batchmean_ok, lt
     static const struct {
         const char *name;
         lt_loss_reduction value;
-    } names[] = {{"mean", LT_LOSS_MEAN}, {"sum", LT_LOSS_SUM}, {"none", LT_LOSS_NONE}, {"batchmean", LT_LOSS_BATCHMEAN}};
+    } names[] = {
+        {"mean", LT_LOSS_MEAN}, {"sum", LT_LOSS_SUM}, {"none", LT_LOSS_NONE}, {"batchmean", LT_LOSS_BATCHMEAN}};
     for (size_t i = 0; name && i < sizeof names / sizeof names[0]; i++)
         if (!strcmp(name, names[i].name) && (batchmean_ok || names[i].value != LT_LOSS_BATCHMEAN)) {
             *out = names[i].value;
@@ -41,23 +42,17 @@ static bool reduction_of(const char *op, const char *name, bool batchmean_ok, lt
 static lt_tensor *l1_loss(lt_tensor *input, lt_tensor *target, const char *reduction)
 {
     lt_loss_reduction r;
-    if (!reduction_of("l1_loss", reduction, false, &r))
-        return NULL;
-    return lt_l1_loss(input, target, r);
+    return reduction_of("l1_loss", reduction, false, &r) ? lt_l1_loss(input, target, r) : NULL;
 }
 static lt_tensor *smooth_l1_loss(lt_tensor *input, lt_tensor *target, const char *reduction, double beta)
 {
     lt_loss_reduction r;
-    if (!reduction_of("smooth_l1_loss", reduction, false, &r))
-        return NULL;
-    return lt_smooth_l1_loss(input, target, r, beta);
+    return reduction_of("smooth_l1_loss", reduction, false, &r) ? lt_smooth_l1_loss(input, target, r, beta) : NULL;
 }
 static lt_tensor *huber_loss(lt_tensor *input, lt_tensor *target, const char *reduction, double delta)
 {
     lt_loss_reduction r;
-    if (!reduction_of("huber_loss", reduction, false, &r))
-        return NULL;
-    return lt_huber_loss(input, target, r, delta);
+    return reduction_of("huber_loss", reduction, false, &r) ? lt_huber_loss(input, target, r, delta) : NULL;
 }
 static lt_tensor *binary_cross_entropy(lt_tensor *input, lt_tensor *target, lt_tensor *weight, const char *reduction)
 {
@@ -78,9 +73,7 @@ static lt_tensor *binary_cross_entropy_with_logits(lt_tensor *input, lt_tensor *
 static lt_tensor *kl_div(lt_tensor *input, lt_tensor *target, const char *reduction, bool log_target)
 {
     lt_loss_reduction r;
-    if (!reduction_of("kl_div", reduction, true, &r))
-        return NULL;
-    return lt_kl_div(input, target, r, log_target);
+    return reduction_of("kl_div", reduction, true, &r) ? lt_kl_div(input, target, r, log_target) : NULL;
 }
 static lt_tensor *margin_ranking_loss(lt_tensor *x1, lt_tensor *x2, lt_tensor *y, double margin, const char *reduction)
 {
@@ -135,7 +128,8 @@ const op_row op_rows[] = {
     UNARY(log2, "base-2 log"), UNARY(log10, "base-10 log"), UNARY(exp2, "2^x"), UNARY(trunc, "round toward 0"),
     UNARY(frac, "x - trunc(x)"), UNARY(isnan, "x is NaN (bool)"), UNARY(isinf, "x is +-inf (bool)"),
     UNARY(isfinite, "x is finite (bool)"), UNARY(bitwise_not, "~x (integers), not x (bool)"),
-    ROW(nan_to_num, "t:input d:nan=0 d:posinf=inf d:neginf=-inf", "NaN and infinities replaced (inf: the finite extreme)"),
+    ROW(nan_to_num, "t:input d:nan=0 d:posinf=inf d:neginf=-inf",
+        "NaN and infinities replaced (inf: the dtype's finite extreme)"),
     /* activations */
     UNARY(selu, "SELU"), UNARY(softsign, "x / (1 + |x|)"), UNARY(hardswish, "x relu6(x + 3) / 6"),
     UNARY(hardsigmoid, "relu6(x + 3) / 6"), UNARY(mish, "x tanh(softplus(x))"), UNARY(logsigmoid, "log sigmoid(x)"),
@@ -171,11 +165,11 @@ const op_row op_rows[] = {
     SELF_ROW(add_, "t:input t:other", "input += other"), SELF_ROW(sub_, "t:input t:other", "input -= other"),
     SELF_ROW(mul_, "t:input t:other", "input *= other"), SELF_ROW(div_, "t:input t:other", "input /= other"),
     SELF_ROW(pow_, "t:input t:other", "input ^= other"), SELF_ROW(maximum_, "t:input t:other", "max in place"),
-    SELF_ROW(minimum_, "t:input t:other", "min in place"), SELF_ROW(add_scalar_, "t:input d:other", "input += other"),
-    SELF_ROW(sub_scalar_, "t:input d:other", "input -= other"), SELF_ROW(mul_scalar_, "t:input d:other", "input *= other"),
-    SELF_ROW(div_scalar_, "t:input d:other", "input /= other"), SELF_ROW(pow_scalar_, "t:input d:other", "input ^= other"),
-    SELF_ROW(add_iscalar_, "t:input l:other", "input += other"), SELF_ROW(sub_iscalar_, "t:input l:other", "input -= other"),
-    SELF_ROW(mul_iscalar_, "t:input l:other", "input *= other"),
+    SELF_ROW(minimum_, "t:input t:other", "min in place"), SELF_ROW(add_scalar_, "t:input d:other", "+= other"),
+    SELF_ROW(sub_scalar_, "t:input d:other", "-= other"), SELF_ROW(mul_scalar_, "t:input d:other", "*= other"),
+    SELF_ROW(div_scalar_, "t:input d:other", "/= other"), SELF_ROW(pow_scalar_, "t:input d:other", "^= other"),
+    SELF_ROW(add_iscalar_, "t:input l:other", "+= other"), SELF_ROW(sub_iscalar_, "t:input l:other", "-= other"),
+    SELF_ROW(mul_iscalar_, "t:input l:other", "*= other"),
     ROW(lerp_scalar, "t:input t:end d:weight", "input + weight (end - input)"),
     ROW(lerp, "t:input t:end t:weight", "input + weight (end - input)"),
     ROW(addcmul, "t:input t:tensor1 t:tensor2 d:value=1", "input + value t1 t2"),
