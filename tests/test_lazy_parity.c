@@ -169,7 +169,8 @@ static lt_tensor *case_inplace_views(lt_device dev)
     return x;
 }
 
-/* A chain through two fallbacks (sort, topk) and back into the graph. */
+/* A chain through sort and topk (called by the compiled program) and a
+ * fallback (nonzero), and back into the graph. */
 static lt_tensor *case_fallback_chain(lt_device dev)
 {
     lt_tensor *idx = NULL, *tidx = NULL;

@@ -206,8 +206,10 @@ static bool overlaps_unsafely(const lt_tensor *dst, const lt_tensor *src)
 lt_tensor *lt_call_inplace(lt_op op, lt_tensor *dst, lt_tensor *const *in, int nin, const lt_attrs *a)
 {
     const char *name = inplace_name(op);
-    lt_device dev;
-    if (lt_check_tensor(name, dst, 0) != LT_OK || check_inputs(name, in, nin, &dev) != LT_OK)
+    if (lt_check_tensor(name, dst, 0) != LT_OK)
+        return NULL;
+    lt_device dev = dst->device; /* an op with no input runs where its destination is */
+    if (check_inputs(name, in, nin, &dev) != LT_OK)
         return NULL;
     if (!lt_device_equal(dev, dst->device))
         return lt_error(LT_ERR_DEVICE, "%s: inputs and destination are on different devices", name), NULL;

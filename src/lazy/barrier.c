@@ -689,7 +689,7 @@ static bool indices_checked(const lt_gbuild *b)
         const lt_gcheck *c = &b->checks[k];
         const lt_node *node = lt_ir_node(c->index.node);
         if (node->kind == LT_NODE_DATA) {
-            ok = index_buffer_in_range(node->storage, &node->out[0], c->limit);
+            ok = index_buffer_in_range(node->storage, lt_ir_out(node, 0), c->limit);
         } else {
             values[n] = c->index;
             limits[n++] = c->limit;

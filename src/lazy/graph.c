@@ -69,11 +69,12 @@ static int32_t add_scalar_param(lt_gbuild *b, double v)
 static lt_status add_check(lt_gbuild *b, const lt_node *n)
 {
     const lt_value *in = lt_ir_inputs(n);
-    const lt_meta *first = n->nin > 0 ? &lt_ir_node(in[0].node)->out[in[0].out] : NULL;
+    const lt_meta *first = n->nin > 0 ? lt_ir_out(lt_ir_node(in[0].node), (int)in[0].out) : NULL;
+    const lt_attrs *a = lt_ir_attrs(n);
     lt_gcheck c;
     switch ((lt_op)n->op) {
     case LT_OP_GATHER: case LT_OP_INDEX_SELECT: case LT_OP_SCATTER: case LT_OP_SCATTER_ADD: {
-        int64_t dim = n->attrs.i[0] < 0 ? n->attrs.i[0] + first->ndim : n->attrs.i[0];
+        int64_t dim = a->i[0] < 0 ? a->i[0] + first->ndim : a->i[0];
         if (dim < 0 || dim >= first->ndim) {
             b->unchecked_fail = true;
             return LT_OK;
@@ -85,7 +86,7 @@ static lt_status add_check(lt_gbuild *b, const lt_node *n)
         c = (lt_gcheck){in[1], first->ndim > 0 ? first->shape[0] : 0};
         break;
     case LT_OP_ONE_HOT:
-        c = (lt_gcheck){in[0], n->attrs.i[0]};
+        c = (lt_gcheck){in[0], a->i[0]};
         break;
     default:
         b->unchecked_fail = true;
@@ -115,8 +116,9 @@ static lt_status emit(lt_gbuild *b, uint32_t index)
     g->op = n->op;
     g->nin = n->nin;
     g->first_input = b->g.ninputs;
-    memcpy(g->out, n->out, sizeof g->out);
-    g->attrs = n->attrs;
+    for (int k = 0; k < n->nout; k++) /* the others stay cleared */
+        g->out[k] = *lt_ir_out(n, k);
+    g->attrs = *lt_ir_attrs(n);
     g->slot = -1;
     g->origin = n->origin.name;
     g->origin_backward = n->origin.backward;
@@ -150,9 +152,9 @@ static lt_status emit(lt_gbuild *b, uint32_t index)
         g->scalar = n->scalar;
         g->slot = lt_scalar_is_special(n->scalar) ? -1 : add_scalar_param(b, n->scalar);
     } else {
-        for (int k = 0; k < n->attrs.nf; k++)
-            if (!lt_scalar_is_special(n->attrs.f[k]))
-                g->attr_param[k] = (int16_t)add_scalar_param(b, n->attrs.f[k]);
+        for (int k = 0; k < g->attrs.nf; k++)
+            if (!lt_scalar_is_special(g->attrs.f[k]))
+                g->attr_param[k] = (int16_t)add_scalar_param(b, g->attrs.f[k]);
     }
     if (g->slot == -2)
         return oom();

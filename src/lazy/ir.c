@@ -2,9 +2,10 @@
  * ir.c - the IR graph arena.
  *
  * Nodes live in one growable array and are addressed by 32-bit indices;
- * attributes and output metadata are stored inline, so recording an op
- * costs one append and two hash mixes, with no per-node malloc once the
- * arena has grown. Each node's structural hash is computed here, in the
+ * their output metadata and non-default attributes in two more (see
+ * lt_node), so recording an op costs a few appends and two hash mixes,
+ * with no per-node malloc once the arena has grown. Every scalar node
+ * shares meta 0 (0-d f64, weak), which resets keep. Each node's structural hash is computed here, in the
  * constructor: the local hash covers kind, op, attributes and output
  * metadata; the full hash adds the operands' hashes. A device-data leaf
  * hashes only its dtype and shape, never its identity or contents, and a
@@ -22,12 +23,25 @@ static lt_node *nodes;
 static uint32_t node_count, node_cap;
 static lt_value *inputs;
 static uint32_t input_count, input_cap;
+/* metas[0] is every scalar node's output (set once, kept by resets) */
+static lt_meta *metas;
+static uint32_t meta_count = 1, meta_cap;
+static lt_attrs *attrs_list;
+static uint32_t attrs_count, attrs_cap;
 static uint64_t generation = 1;
+
+static const lt_attrs default_attrs = {.dtype = -1};
+static const lt_meta scalar_meta = {.dtype = LT_F64, .weak = 1};
 
 uint64_t lt_ir_generation(void) { return generation; }
 const lt_node *lt_ir_node(uint32_t index) { return &nodes[index]; }
 /* NULL while no node has inputs (no arithmetic on a NULL array). */
 const lt_value *lt_ir_inputs(const lt_node *n) { return inputs ? &inputs[n->first_input] : NULL; }
+const lt_meta *lt_ir_out(const lt_node *n, int k) { return &metas[n->first_meta + (uint32_t)k]; }
+const lt_attrs *lt_ir_attrs(const lt_node *n)
+{
+    return n->attrs_index == LT_IR_DEFAULT_ATTRS ? &default_attrs : &attrs_list[n->attrs_index];
+}
 uint32_t lt_ir_node_count(void) { return node_count; }
 
 /* ---- hashing: two independent 64-bit mixes make a 128-bit hash ---------- */
@@ -89,34 +103,38 @@ void lt_ir_hash_u64(uint64_t h[2], uint64_t v) { hash_u64(h, v); }
 
 /* ---- arena ---------------------------------------------------------------- */
 
-static bool reserve(uint32_t extra_nodes, uint32_t extra_inputs)
+/* Makes room for n more elements of size `size` in *list (capacity *cap,
+ * first growth to `first`). */
+static bool grow_list(void **list, uint32_t *cap, uint32_t count, uint32_t n, size_t size, uint32_t first)
 {
-    if (node_count + extra_nodes > node_cap) {
-        uint32_t cap = node_cap ? node_cap * 2 : 1024;
-        while (cap < node_count + extra_nodes)
-            cap *= 2;
-        lt_node *n = realloc(nodes, sizeof *n * cap);
-        if (!n)
-            return false;
-        nodes = n;
-        node_cap = cap;
-    }
-    if (input_count + extra_inputs > input_cap) {
-        uint32_t cap = input_cap ? input_cap * 2 : 2048;
-        while (cap < input_count + extra_inputs)
-            cap *= 2;
-        lt_value *v = realloc(inputs, sizeof *v * cap);
-        if (!v)
-            return false;
-        inputs = v;
-        input_cap = cap;
-    }
+    if (count + n <= *cap)
+        return true;
+    uint32_t c = *cap ? *cap * 2 : first;
+    while (c < count + n)
+        c *= 2;
+    void *grown = realloc(*list, size * c);
+    if (!grown)
+        return false;
+    *list = grown;
+    *cap = c;
     return true;
 }
 
-static bool room_for_node(uint32_t nin)
+static bool reserve(uint32_t extra_nodes, uint32_t extra_inputs, uint32_t extra_metas)
 {
-    if (node_count >= UINT32_MAX - 1 || !reserve(1, nin)) {
+    if (!grow_list((void **)&nodes, &node_cap, node_count, extra_nodes, sizeof *nodes, 1024) ||
+        !grow_list((void **)&inputs, &input_cap, input_count, extra_inputs, sizeof *inputs, 2048) ||
+        !grow_list((void **)&metas, &meta_cap, meta_count, extra_metas, sizeof *metas, 1024) ||
+        !grow_list((void **)&attrs_list, &attrs_cap, attrs_count, 1, sizeof *attrs_list, 256))
+        return false;
+    metas[0] = scalar_meta;
+    return true;
+}
+
+static bool room_for_node(uint32_t nin, uint32_t nmeta)
+{
+    if (node_count >= UINT32_MAX - 1 || meta_count >= UINT32_MAX - LT_MAX_OUTPUTS ||
+        attrs_count >= UINT32_MAX - 1 || !reserve(1, nin, nmeta)) {
         lt_error(LT_ERR_MEMORY, "lazy: out of memory recording the IR graph");
         return false;
     }
@@ -124,14 +142,14 @@ static bool room_for_node(uint32_t nin)
 }
 
 /* A leaf as it starts: no inputs, no op, no origin, the attributes of
- * lt_attrs_init (all cleared, dtype -1); one copy instead of clearing
- * field by field. */
-static const lt_node leaf_template = {.attrs = {.dtype = -1}};
+ * lt_attrs_init (all cleared, dtype -1), the scalars' meta; one copy
+ * instead of clearing field by field. */
+static const lt_node leaf_template = {.nout = 1, .first_meta = 0, .attrs_index = LT_IR_DEFAULT_ATTRS};
 
 /* A leaf (data or scalar) of this kind. */
 static lt_node *new_leaf(uint8_t kind)
 {
-    if (!room_for_node(0))
+    if (!room_for_node(0, 1))
         return NULL;
     lt_node *n = &nodes[node_count];
     *n = leaf_template;
@@ -178,24 +196,26 @@ static void hash_op_and_attrs(uint64_t h[2], lt_op op, const lt_attrs *a)
 
 uint32_t lt_ir_add_op(lt_op op, const lt_value *in, uint32_t nin, const lt_attrs *a, const lt_meta *om)
 {
-    if (!room_for_node(nin))
+    int nout = lt_op_infos[op].nout;
+    if (!room_for_node(nin, (uint32_t)nout))
         return UINT32_MAX;
     /* every field is written below: no clearing of the whole node first */
     lt_node *n = &nodes[node_count];
-    int nout = lt_op_infos[op].nout;
     n->kind = LT_NODE_OP;
     n->nout = (uint8_t)nout;
     n->op = (uint16_t)op;
     n->nin = nin;
     n->first_input = input_count;
-    for (int k = 0; k < LT_MAX_OUTPUTS; k++) {
-        if (k < nout)
-            n->out[k] = om[k];
-        else
-            memset(&n->out[k], 0, sizeof n->out[k]);
+    n->first_meta = meta_count;
+    for (int k = 0; k < nout; k++)
+        metas[meta_count++] = om[k];
+    if (attrs_are_default(a)) {
+        n->attrs_index = LT_IR_DEFAULT_ATTRS;
+    } else {
+        n->attrs_index = attrs_count;
+        attrs_list[attrs_count] = *a;
+        attrs_list[attrs_count++].device = (lt_device){LT_DEVICE_CPU, 0}; /* not part of the graph */
     }
-    n->attrs = *a;
-    n->attrs.device = (lt_device){LT_DEVICE_CPU, 0}; /* the device is not part of the graph */
     n->scalar = 0;
     n->storage = NULL;
     n->tensor_id = 0;
@@ -225,8 +245,8 @@ uint32_t lt_ir_add_data(lt_storage *s, const lt_meta *m, uint64_t tensor_id)
     lt_node *n = new_leaf(LT_NODE_DATA);
     if (!n)
         return UINT32_MAX;
-    n->nout = 1;
-    n->out[0] = *m;
+    n->first_meta = meta_count;
+    metas[meta_count++] = *m;
     n->storage = s;
     atomic_fetch_add(&s->refcount, 1);
     n->tensor_id = tensor_id;
@@ -255,10 +275,7 @@ uint32_t lt_ir_add_scalar(double v)
     lt_node *n = new_leaf(LT_NODE_SCALAR);
     if (!n)
         return UINT32_MAX;
-    n->nout = 1;
-    n->out[0].dtype = LT_F64; /* 0-d, the rest of the meta cleared with the node */
-    n->out[0].weak = 1;
-    n->scalar = v;
+    n->scalar = v; /* its output is the shared meta 0 (leaf_template) */
     if (lt_scalar_is_special(v)) {
         scalar_node_hash(n->local_hash, v);
     } else {
@@ -318,5 +335,7 @@ void lt_ir_reset(void)
     }
     node_count = 0;
     input_count = 0;
+    meta_count = 1;
+    attrs_count = 0;
     generation++;
 }

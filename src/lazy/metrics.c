@@ -184,7 +184,7 @@ void lt_metrics_reset(void)
 
 /* ---- the report ------------------------------------------------------------ */
 
-/* "sort 3, topk 1": the ops counted as fallbacks. */
+/* "nonzero 3": the ops counted as fallbacks. */
 static void fallback_names(char *buf, size_t cap)
 {
     size_t used = 0;

@@ -58,6 +58,18 @@ def run_units(L, units, dev, lazy):
         L.dll.lt_clear_error()
 
 
+# Ops that may sync and run their eager kernel on the lazy device (counted
+# as "Fallback"): those whose result size depends on the data. Every other
+# op must stay in the lazy graph (traced, lowered or called by the compiled
+# program); a fallback there is a failure of the op.
+FALLBACK_OK = {
+    "nonzero": "result size depends on the data",
+    "masked_select": "result size depends on the data (through nonzero)",
+    "where_indices": "result size depends on the data (through nonzero)",
+    "unique": "result size depends on the data (through nonzero)",
+}
+
+
 class Tally:
     def __init__(self):
         self.samples = self.passed = self.failed = self.xfail = 0
@@ -76,7 +88,16 @@ def check_op(L, op, devices, verbose):
         if backend:
             L.status(L.dll.lt_lazy_set_backend(backend), "lt_lazy_set_backend")
         L.cur_dev = ltlib.device(kind)
-        got = run_units(L, units, L.cur_dev, kind == ltlib.DEVICE_LAZY)
+        lazy = kind == ltlib.DEVICE_LAZY
+        if lazy:
+            L.dll.lt_metrics_reset()
+        got = run_units(L, units, L.cur_dev, lazy)
+        if lazy and op.name not in FALLBACK_OK:
+            fell = L.dll.lt_metrics_counter(b"Fallback")
+            if fell:
+                tally.failed += 1
+                tally.notes.append(f"  FAIL {op.name} {dev_name}: {fell} eager fallback(s) on the lazy device "
+                                   "(the op must stay in the graph; see FALLBACK_OK in run.py)")
         for s, ref, g in zip(op.samples, refs, got):
             reason = op.xfail(s)
             floats = [a.values.dtype for a in engine.flat_args(s)
