@@ -484,7 +484,10 @@ lt_tensor *lt_logical_or(lt_tensor *a, lt_tensor *b);           /**< bool result
 lt_tensor *lt_where(lt_tensor *cond, lt_tensor *a, lt_tensor *b);
 /** min(max(x, lo), hi). Pass -INFINITY / INFINITY for no bound. As in
  *  torch, lo > hi gives hi everywhere (NaN stays NaN); NaN bounds are
- *  refused. */
+ *  refused. An integer tensor keeps its dtype with integral bounds (a
+ *  Python int to torch) and gives f32 with a fractional one (a Python
+ *  float); lt_clamp_ refuses a fractional bound for an integer
+ *  destination, as torch. */
 lt_tensor *lt_clamp(lt_tensor *t, double lo, double hi);
 /** clamp with tensor bounds (torch.clamp(x, min=lo, max=hi)): min(max(x,
  *  lo), hi) with broadcasting and type promotion; lo or hi may be NULL
@@ -636,8 +639,9 @@ lt_tensor *lt_bitwise_right_shift(lt_tensor *a, lt_tensor *b);
 lt_tensor *lt_lerp(lt_tensor *start, lt_tensor *end, lt_tensor *weight);
 /** lt_lerp with a scalar weight. */
 lt_tensor *lt_lerp_scalar(lt_tensor *start, lt_tensor *end, double weight);
-/** t + value * t1 * t2 (broadcasting). A value other than 1 is a C double:
- *  with integer tensors the result is then f32. */
+/** t + value * t1 * t2 (broadcasting), computed in the dtype the three
+ *  promote to, as torch: integer tensors keep their dtype, value then
+ *  converted to it (truncated: 2.7 scales by 2). */
 lt_tensor *lt_addcmul(lt_tensor *t, lt_tensor *t1, lt_tensor *t2, double value);
 /** t + value * t1 / t2; t1 and t2 must not both be integer (as torch). */
 lt_tensor *lt_addcdiv(lt_tensor *t, lt_tensor *t1, lt_tensor *t2, double value);
@@ -668,9 +672,10 @@ lt_tensor *lt_logsigmoid(lt_tensor *t);
 /** gelu with the tanh approximation (torch's approximate="tanh"):
  *  x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))). */
 lt_tensor *lt_gelu_tanh(lt_tensor *t);
-/** Clamps to [min_val, max_val] keeping the dtype; as in torch, min_val >
- *  max_val gives max_val everywhere. The gradient passes inside the range
- *  (at the bounds too). NaN bounds are refused. */
+/** Clamps to [min_val, max_val] keeping the dtype (an integer input takes
+ *  the bounds truncated to integers, as torch converts them to its dtype);
+ *  as in torch, min_val > max_val gives max_val everywhere. The gradient
+ *  passes inside the range (at the bounds too). NaN bounds are refused. */
 lt_tensor *lt_hardtanh(lt_tensor *t, double min_val, double max_val);
 /** hardtanh(x, 0, 6). */
 lt_tensor *lt_relu6(lt_tensor *t);
@@ -817,6 +822,9 @@ lt_tensor *lt_mean_dtype(lt_tensor *t, const int *dims, int ndims, bool keepdim,
 lt_tensor *lt_prod_dtype(lt_tensor *t, const int *dims, int ndims, bool keepdim, lt_dtype dtype);
 /** torch.cumsum(t, dim, dtype=dtype): t cast to dtype, result in dtype. */
 lt_tensor *lt_cumsum_dtype(lt_tensor *t, int dim, lt_dtype dtype);
+/** torch.cumprod(t, dim, dtype=dtype): t cast to dtype (not bool), result
+ *  in dtype (integer products wrap modulo its width). */
+lt_tensor *lt_cumprod_dtype(lt_tensor *t, int dim, lt_dtype dtype);
 /** Vector norm over dims (torch.linalg.vector_norm; ndims 0: the flattened
  *  tensor): ord inf max|x|, -inf min|x|, 0 the count of nonzeros (in t's
  *  dtype), otherwise (sum |x|^ord)^(1/ord). Floating inputs only. inf,
@@ -836,6 +844,13 @@ lt_tensor *lt_norm(lt_tensor *t, double p, const int *dims, int ndims, bool keep
 lt_tensor *lt_matrix_norm(lt_tensor *t, double ord, const int *dims, int ndims, bool keepdim);
 /** Frobenius norm over two dims (torch.linalg.matrix_norm(ord='fro')). */
 lt_tensor *lt_matrix_norm_fro(lt_tensor *t, const int *dims, int ndims, bool keepdim);
+/** The norms with torch's dtype=: the input is cast to dtype first and the
+ *  result has that dtype. As torch, the input must be floating and dtype a
+ *  floating dtype it converts to without narrowing (f32 to f64, not f64 to
+ *  f32). Differentiable (the gradient is cast back). */
+lt_tensor *lt_vector_norm_dtype(lt_tensor *t, double ord, const int *dims, int ndims, bool keepdim, lt_dtype dtype);
+lt_tensor *lt_matrix_norm_dtype(lt_tensor *t, double ord, const int *dims, int ndims, bool keepdim, lt_dtype dtype);
+lt_tensor *lt_matrix_norm_fro_dtype(lt_tensor *t, const int *dims, int ndims, bool keepdim, lt_dtype dtype);
 
 /* ========================================================================= */
 /* Views: results share storage with t; writes through a view change t.       */
@@ -1109,16 +1124,38 @@ int lt_where_indices(lt_tensor *t, lt_tensor **out, int max_out);
  *  last; a sequence holding NaN is not sorted (torch's result then depends
  *  on its binary search, this one counts). Bool is refused. */
 lt_tensor *lt_searchsorted(lt_tensor *sorted, lt_tensor *values, bool out_int32, bool right);
+/** lt_searchsorted with torch's sorter= and side=: sorter (i64, sorted's
+ *  shape; NULL: sorted is already ascending) holds, along the last dim, the
+ *  positions that put sorted in ascending order (as lt_sort's indices give
+ *  them); side is "left" (or NULL) or "right". A sorter index out of range
+ *  is an error (torch does not check). */
+lt_tensor *lt_searchsorted_sorter(lt_tensor *sorted, lt_tensor *values, lt_tensor *sorter, bool out_int32,
+                                  const char *side);
 /** The bucket of each element of t among 1-D ascending boundaries
  *  (torch.bucketize): lt_searchsorted(boundaries, t, out_int32, right). */
 lt_tensor *lt_bucketize(lt_tensor *t, lt_tensor *boundaries, bool out_int32, bool right);
 /** The distinct elements of t, ascending, as a 1-D tensor (torch.unique with
- *  sorted=True; torch's unsorted order is its hash order and is not
- *  reproduced). *inverse (if not NULL) gets, in t's shape, each element's
+ *  sorted=True; for sorted=False torch 1.13 returns the iteration order
+ *  of its hash set, torch >= 2.1 on the CPU sorts as here). *inverse (if not NULL) gets, in t's shape, each element's
  *  position in the result (i64), *counts (if not NULL) how often each
  *  occurs. NaNs are each distinct. Not differentiable; syncs on the lazy
  *  device (the result size depends on the data). */
 lt_tensor *lt_unique(lt_tensor *t, lt_tensor **inverse, lt_tensor **counts);
+/** The distinct slices of t along dim (torch.unique(t, dim=dim)), in
+ *  lexicographic order of their elements (torch sorts them whatever its
+ *  sorted= says): a tensor of t's shape but for size(dim). *inverse (if not
+ *  NULL) gets each slice's position in the result (i64, [size(dim)]),
+ *  *counts (if not NULL) how often each result slice occurs. Slices holding
+ *  NaN are each distinct. Another dim of size 0 is refused (as torch). Not
+ *  differentiable; syncs on the lazy device. */
+lt_tensor *lt_unique_dim(lt_tensor *t, int dim, lt_tensor **inverse, lt_tensor **counts);
+/** One element of each run of equal consecutive elements of the flattened t
+ *  (torch.unique_consecutive), in their order; *inverse (t's shape) and
+ *  *counts as for lt_unique. Not differentiable; syncs on the lazy device. */
+lt_tensor *lt_unique_consecutive(lt_tensor *t, lt_tensor **inverse, lt_tensor **counts);
+/** lt_unique_consecutive of the slices along dim (torch.unique_consecutive(
+ *  t, dim=dim)); *inverse is [size(dim)], as for lt_unique_dim. */
+lt_tensor *lt_unique_consecutive_dim(lt_tensor *t, int dim, lt_tensor **inverse, lt_tensor **counts);
 
 /* ========================================================================= */
 /* Linear algebra and neural-network ops                                      */

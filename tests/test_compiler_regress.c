@@ -222,15 +222,16 @@ static void test_integer_clamp_known_values(void **state)
             lt_dtype dt = int_dtypes[j];
             lt_tensor *x = LT_OK_T(lt_to_dtype(lt_arange(-3, 5, 1, LT_F32, lazy), dt));
             lt_tensor *c = LT_OK_T(lt_clamp(x, -1, 2));
-            lt_tensor *f = LT_OK_T(lt_clamp(x, -1.5, 2.5)); /* bounds round inward */
+            lt_tensor *f = LT_OK_T(lt_clamp(x, -1.5, 2.5)); /* fractional bounds: f32, as torch */
             if (dt == LT_U8) { /* -3..-1 are 253..255 */
                 LT_ASSERT_VALUES(c, 0, 2, 2, 2, 0, 1, 2, 2, 2);
-                LT_ASSERT_VALUES(f, 0, 2, 2, 2, 0, 1, 2, 2, 2);
+                LT_ASSERT_VALUES(f, 0, 2.5, 2.5, 2.5, 0, 1, 2, 2.5, 2.5);
             } else {
                 LT_ASSERT_VALUES(c, 0, -1, -1, -1, 0, 1, 2, 2, 2);
-                LT_ASSERT_VALUES(f, 0, -1, -1, -1, 0, 1, 2, 2, 2);
+                LT_ASSERT_VALUES(f, 0, -1.5, -1.5, -1, 0, 1, 2, 2.5, 2.5);
             }
             assert_int_equal(lt_tensor_dtype(c), dt);
+            assert_int_equal(lt_tensor_dtype(f), LT_F32);
         }
         lt_tensor *xb = LT_OK_T(lt_gt_scalar(lt_arange(-3, 5, 1, LT_F32, lazy), 0));
         assert_null(lt_clamp(xb, 0, 1));

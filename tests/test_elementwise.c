@@ -233,13 +233,16 @@ static void test_clamp(void **state)
         assert_int_equal(lt_tensor_dtype(c), floats[d]);
         LT_ASSERT_VALUES(c, 0, -1, -0.5, 0.25, 1);
     }
-    /* integers keep their dtype; fractional bounds round inward */
+    /* integers keep their dtype with integral bounds; a fractional bound is
+     * a Python float to torch: the result is f32 */
     lt_tensor *i = LT_T(LT_I32, LT_DIMS(5), -5, -1, 0, 2, 9);
     lt_tensor *ci = LT_OK_T(lt_clamp(i, -1.5, 2.5));
+    assert_int_equal(lt_tensor_dtype(ci), LT_F32);
+    LT_ASSERT_VALUES(ci, 0, -1.5, -1, 0, 2, 2.5);
+    ci = LT_OK_T(lt_clamp(i, -1e300, 1e300));
     assert_int_equal(lt_tensor_dtype(ci), LT_I32);
-    LT_ASSERT_VALUES(ci, 0, -1, -1, 0, 2, 2);
-    LT_ASSERT_VALUES(lt_clamp(i, -1e300, 1e300), 0, -5, -1, 0, 2, 9);
-    LT_ASSERT_VALUES(lt_clamp(i, 0.25, 0.75), 0, 0, 0, 0, 0, 0); /* no integer inside: hi wins */
+    LT_ASSERT_VALUES(ci, 0, -5, -1, 0, 2, 9);
+    LT_ASSERT_VALUES(lt_clamp(i, 0.25, 0.75), 0, 0.25, 0.25, 0.25, 0.75, 0.75);
     LT_ASSERT_VALUES(lt_clamp(LT_T(LT_I64, LT_DIMS(3), -5, 3, 7), -INFINITY, 4), 0, -5, 3, 4);
     LT_ASSERT_VALUES(lt_clamp(LT_T(LT_U8, LT_DIMS(3), 0, 100, 250), -10, 200), 0, 0, 100, 200);
     LT_ASSERT_VALUES(lt_clamp(LT_T(LT_U8, LT_DIMS(2), 0, 100), 300, 400), 0, 255, 255);

@@ -1,8 +1,9 @@
 /* test_torch_semantics.c - calls that follow PyTorch where the library used
  * to refuse them or differ: masked_fill with a mask broadcasting beyond
  * the input, cat with legacy empty 1-D tensors, gather on a 0-d input,
- * unbatched conv2d and pooling, clamp with tensor bounds, integer scalars
- * that keep an integer tensor's dtype; each on cpu and
+ * unbatched conv2d and pooling, clamp with tensor bounds, clamp with a
+ * fractional bound, integer scalars that keep an integer tensor's dtype;
+ * each on cpu and
  * on the lazy device (known values; tests/torch_diff checks the same calls
  * against torch itself). */
 #include "lt_test.h"
@@ -103,6 +104,30 @@ static void test_clamp_tensor(void **state)
     lt_clear_error();
 }
 
+/* A fractional bound is a Python float: an integer tensor clamped by it
+ * gives f32 (and clamp_ refuses, as torch); hardtanh converts its bounds
+ * to the integer dtype instead (truncating), as torch. */
+static void test_clamp_scalar_bounds(void **state)
+{
+    (void)state;
+    for (int k = 0; k < 2; k++) {
+        lt_device d = dev_of(k);
+        lt_tensor *x = on(LT_T(LT_I64, LT_DIMS(4), -3, 0, 1, 3), d);
+        lt_tensor *c = LT_OK_T(lt_clamp(x, -0.5, 2.0));
+        assert_int_equal(lt_tensor_dtype(c), LT_F32);
+        LT_ASSERT_VALUES(c, 0, -0.5, 0, 1, 2);
+        c = LT_OK_T(lt_clamp(x, -1, 2));
+        assert_int_equal(lt_tensor_dtype(c), LT_I64);
+        LT_ASSERT_VALUES(c, 0, -1, 0, 1, 2);
+        lt_tensor *h = LT_OK_T(lt_hardtanh(x, 0.5, 2.7));
+        assert_int_equal(lt_tensor_dtype(h), LT_I64);
+        LT_ASSERT_VALUES(h, 0, 0, 0, 1, 2);
+        assert_null(lt_clamp_(x, 0.5, 2.0));
+        LT_EXPECT_ERROR(LT_ERR_DTYPE, "clamp_: bounds 0.5, 2 on a i64 destination");
+        LT_ASSERT_VALUES(x, 0, -3, 0, 1, 3);
+    }
+}
+
 /* int_tensor + 2 stays an integer tensor; a bool tensor gives i64; a float
  * tensor keeps its dtype; out-of-range values wrap as in torch. */
 static void test_integer_scalars(void **state)
@@ -140,6 +165,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         LT_TEST(test_masked_fill_broadcast), LT_TEST(test_cat_legacy_empty), LT_TEST(test_gather_zero_dim),
         LT_TEST(test_unbatched_nn),          LT_TEST(test_clamp_tensor),      LT_TEST(test_integer_scalars),
+        LT_TEST(test_clamp_scalar_bounds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,6 +10,7 @@ __all__ = [
     "tensor", "as_tensor", "from_numpy", "from_dlpack", "empty", "zeros", "ones", "full", "rand",
     "randn", "randint", "arange", "linspace", "eye", "zeros_like", "ones_like", "full_like",
     "empty_like", "rand_like", "randn_like", "cat", "concat", "stack", "where", "multinomial",
+    "outer", "dot", "vdot", "kron", "addmm", "baddbmm", "addbmm",
     "no_grad", "ir_text", "ir_dot", "live_tensors", "backend", "set_backend",
 ]
 
@@ -127,6 +128,11 @@ def stack(tensors, dim=0):
 
 where = _C.where  # where(condition, input, other), numbers next to the tensor
 multinomial = _C.multinomial  # (input, num_samples, replacement=False)
+
+# products built on matmul: outer(input, vec2), dot, vdot, kron, and
+# addmm / baddbmm / addbmm(input, m1, m2, beta=1, alpha=1)
+outer, dot, vdot, kron = _C.outer, _C.dot, _C.vdot, _C.kron
+addmm, baddbmm, addbmm = _C.addmm, _C.baddbmm, _C.addbmm
 
 
 # ---- every tensor method as a function: lazytensor.exp(x), ... -------------

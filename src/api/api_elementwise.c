@@ -2,6 +2,9 @@
  * and in-place elementwise ops (fill_, zero_ and copy_ live in
  * api_tensor.c). */
 #include "api/api.h"
+#include "api/compose.h"
+
+#include <math.h>
 
 /* ---- unary -------------------------------------------------------------- */
 
@@ -39,10 +42,30 @@ static lt_attrs clamp_attrs(double lo, double hi)
     return a;
 }
 
+static bool is_fractional(double v) { return isfinite(v) && v != trunc(v); }
+
+/* A fractional bound is a Python float to torch: clamping an integer tensor
+ * by it gives the default float dtype (f32). Integral bounds (an int to
+ * torch) and the infinities (no bound) keep the tensor's dtype; bool keeps
+ * its own rules. */
+static bool bounds_promote(const lt_tensor *t, double lo, double hi)
+{
+    if (lt_check_tensor("clamp", t, 0) != LT_OK) {
+        lt_clear_error(); /* lt_call1 reports the bad handle under its own name */
+        return false;
+    }
+    lt_dtype dt = lt_tensor_dtype(t);
+    return !lt_dtype_is_floating(dt) && dt != LT_BOOL && (is_fractional(lo) || is_fractional(hi));
+}
+
 lt_tensor *lt_clamp(lt_tensor *t, double lo, double hi)
 {
     lt_attrs a = clamp_attrs(lo, hi);
-    return lt_call1(LT_OP_CLAMP, t, &a);
+    if (!bounds_promote(t, lo, hi))
+        return lt_call1(LT_OP_CLAMP, t, &a);
+    lt_scope_begin();
+    lt_tensor *as_float = lt_to_dtype(t, LT_F32);
+    return lt_scope_return(as_float ? lt_call1(LT_OP_CLAMP, as_float, &a) : NULL);
 }
 
 /* ---- binary and ternary ------------------------------------------------- */
@@ -175,6 +198,11 @@ lt_tensor *lt_pow_scalar_(lt_tensor *dst, double s)
 
 lt_tensor *lt_clamp_(lt_tensor *dst, double lo, double hi)
 {
+    if (bounds_promote(dst, lo, hi)) {
+        lt_error(LT_ERR_DTYPE, "clamp_: bounds %g, %g on a %s destination: a fractional bound gives f32 (as torch), "
+                 "which the destination cannot hold", lo, hi, lt_dtype_name(lt_tensor_dtype(dst)));
+        return NULL;
+    }
     lt_attrs a = clamp_attrs(lo, hi);
     return lt_call_inplace(LT_OP_CLAMP, dst, &dst, 1, &a);
 }

@@ -13,15 +13,7 @@
  * out-of-place result into the destination.
  */
 #include "api/api.h"
-
-/* Ends the composite's scope and returns r with one reference for the
- * caller (NULL if r is NULL). */
-static lt_tensor *scope_result(lt_tensor *r)
-{
-    lt_tensor *kept = r ? lt_keep(r) : NULL;
-    lt_scope_end();
-    return kept;
-}
+#include "api/compose.h"
 
 static bool is_index_dtype(lt_dtype dt) { return dt == LT_I64 || dt == LT_I32; }
 
@@ -58,7 +50,7 @@ lt_tensor *lt_take(lt_tensor *t, lt_tensor *index)
     lt_tensor *flat = lt_reshape(t, (const int64_t[]){-1}, 1);
     lt_tensor *pos = lt_reshape(wrap_negative(index, n), (const int64_t[]){-1}, 1);
     lt_tensor *r = lt_index_select(flat, 0, pos);
-    return scope_result(r ? lt_reshape(r, index->shape, index->ndim) : NULL);
+    return lt_scope_return(r ? lt_reshape(r, index->shape, index->ndim) : NULL);
 }
 
 /* The shapes t and index expand to for take_along_dim: their broadcast
@@ -84,7 +76,7 @@ lt_tensor *lt_take_along_dim(lt_tensor *t, lt_tensor *indices, const int *dim)
     if (!dim) { /* torch: the flattened input along the flattened indices */
         lt_scope_begin();
         lt_tensor *flat = lt_reshape(t, (const int64_t[]){-1}, 1);
-        return scope_result(lt_gather(flat, 0, lt_reshape(indices, (const int64_t[]){-1}, 1)));
+        return lt_scope_return(lt_gather(flat, 0, lt_reshape(indices, (const int64_t[]){-1}, 1)));
     }
     int d = 0;
     int64_t ts[LT_MAX_DIMS], is[LT_MAX_DIMS];
@@ -95,8 +87,8 @@ lt_tensor *lt_take_along_dim(lt_tensor *t, lt_tensor *indices, const int *dim)
         return NULL;
     lt_scope_begin();
     if (t->ndim == 0)
-        return scope_result(lt_gather(t, 0, indices));
-    return scope_result(lt_gather(lt_expand(t, ts, t->ndim), d, lt_expand(indices, is, t->ndim)));
+        return lt_scope_return(lt_gather(t, 0, indices));
+    return lt_scope_return(lt_gather(lt_expand(t, ts, t->ndim), d, lt_expand(indices, is, t->ndim)));
 }
 
 /* ======================================================================= */
@@ -166,7 +158,7 @@ lt_tensor *lt_index_add(lt_tensor *t, int dim, lt_tensor *index, lt_tensor *sour
         scaled = lt_dtype_is_floating((lt_dtype)t->dtype) ? lt_to_dtype(lt_mul_scalar(source, alpha), (lt_dtype)t->dtype)
                                                           : lt_to_dtype(lt_mul_iscalar(source, (int64_t)alpha),
                                                                         (lt_dtype)t->dtype);
-    return scope_result(scaled ? index_scatter(t, d, index, scaled, true) : NULL);
+    return lt_scope_return(scaled ? index_scatter(t, d, index, scaled, true) : NULL);
 }
 
 lt_tensor *lt_index_copy(lt_tensor *t, int dim, lt_tensor *index, lt_tensor *source)
@@ -175,7 +167,7 @@ lt_tensor *lt_index_copy(lt_tensor *t, int dim, lt_tensor *index, lt_tensor *sou
     if (check_index_source("index_copy", t, dim, index, source, &d) != LT_OK)
         return NULL;
     lt_scope_begin();
-    return scope_result(index_scatter(t, d, index, source, false));
+    return lt_scope_return(index_scatter(t, d, index, source, false));
 }
 
 lt_tensor *lt_index_fill(lt_tensor *t, int dim, lt_tensor *index, double value)
@@ -198,7 +190,7 @@ lt_tensor *lt_index_fill(lt_tensor *t, int dim, lt_tensor *index, double value)
         shape[k] = k == d ? size : 1;
     if (mask)
         mask = lt_reshape(mask, shape, t->ndim);
-    return scope_result(mask ? lt_masked_fill(t, mask, value) : NULL);
+    return lt_scope_return(mask ? lt_masked_fill(t, mask, value) : NULL);
 }
 
 /* ======================================================================= */
@@ -227,11 +219,11 @@ lt_tensor *lt_masked_select(lt_tensor *t, lt_tensor *mask)
     lt_scope_begin();
     lt_tensor *tb = NULL, *mb = NULL;
     if (broadcast_masked("masked_select", t, mask, &tb, &mb) != LT_OK)
-        return scope_result(NULL);
+        return lt_scope_return(NULL);
     lt_tensor *flat = lt_reshape(tb, (const int64_t[]){-1}, 1);
     lt_tensor *pos = lt_nonzero(lt_reshape(mb, (const int64_t[]){-1}, 1)); /* [count, 1]: a sync */
     pos = pos ? lt_reshape(pos, (const int64_t[]){-1}, 1) : NULL;
-    return scope_result(lt_index_select(flat, 0, pos));
+    return lt_scope_return(lt_index_select(flat, 0, pos));
 }
 
 /* masked_scatter when source is empty: t unchanged, provided the mask
@@ -257,9 +249,9 @@ lt_tensor *lt_masked_scatter(lt_tensor *t, lt_tensor *mask, lt_tensor *source)
     lt_scope_begin();
     lt_tensor *tb = NULL, *mb = NULL;
     if (broadcast_masked(op, t, mask, &tb, &mb) != LT_OK)
-        return scope_result(NULL);
+        return lt_scope_return(NULL);
     if (lt_tensor_numel(source) == 0)
-        return scope_result(scatter_nothing(tb, mb));
+        return lt_scope_return(scatter_nothing(tb, mb));
     /* the k-th selected element (row-major) reads source's k-th element;
      * too short a source shows as an index out of range */
     lt_tensor *m = lt_reshape(mb, (const int64_t[]){-1}, 1);
@@ -267,7 +259,7 @@ lt_tensor *lt_masked_scatter(lt_tensor *t, lt_tensor *mask, lt_tensor *source)
     lt_tensor *pos = lt_where(m, rank, lt_zeros_like(rank));
     lt_tensor *picked = lt_index_select(lt_reshape(source, (const int64_t[]){-1}, 1), 0, pos);
     lt_tensor *r = lt_where(m, picked, lt_reshape(tb, (const int64_t[]){-1}, 1));
-    return scope_result(r ? lt_reshape(r, tb->shape, tb->ndim) : NULL);
+    return lt_scope_return(r ? lt_reshape(r, tb->shape, tb->ndim) : NULL);
 }
 
 /* ======================================================================= */

@@ -10,19 +10,11 @@
  * the function (lazy failures and compile causes name it).
  */
 #include "api/api.h"
+#include "api/compose.h"
 
 #include <math.h>
 
 #define SHAPE_BUF 160
-
-static lt_tensor *close_scope(lt_tensor *r, lt_origin caller)
-{
-    lt_origin_restore(caller);
-    if (r)
-        r = lt_keep(r);
-    lt_scope_end();
-    return r;
-}
 
 static const char *shape_of(const lt_tensor *t, char *buf, size_t cap)
 {
@@ -67,7 +59,7 @@ lt_tensor *lt_outer(lt_tensor *a, lt_tensor *b)
         return NULL;
     lt_scope_begin();
     lt_origin caller = lt_origin_enter(op);
-    return close_scope(lt_mul(lt_unsqueeze(a, 1), lt_unsqueeze(b, 0)), caller);
+    return lt_scope_return_from(lt_mul(lt_unsqueeze(a, 1), lt_unsqueeze(b, 0)), caller);
 }
 
 lt_tensor *lt_dot(lt_tensor *a, lt_tensor *b)
@@ -83,7 +75,7 @@ lt_tensor *lt_dot(lt_tensor *a, lt_tensor *b)
     }
     lt_scope_begin();
     lt_origin caller = lt_origin_enter(op);
-    return close_scope(lt_matmul(a, b), caller);
+    return lt_scope_return_from(lt_matmul(a, b), caller);
 }
 
 lt_tensor *lt_vdot(lt_tensor *a, lt_tensor *b)
@@ -157,34 +149,37 @@ lt_tensor *lt_addmm(lt_tensor *input, lt_tensor *m1, lt_tensor *m2, double beta,
         return NULL;
     lt_scope_begin();
     lt_origin caller = lt_origin_enter(op);
-    return close_scope(scaled_sum(input, lt_matmul(m1, m2), beta, alpha), caller);
+    return lt_scope_return_from(scaled_sum(input, lt_matmul(m1, m2), beta, alpha), caller);
+}
+
+/* baddbmm (sum_batch false) and addbmm (true): beta * input + alpha *
+ * b1 @ b2, the batched product kept or summed over the batch. */
+static lt_tensor *batched_add_product(const char *op, lt_tensor *input, lt_tensor *b1, lt_tensor *b2, double beta,
+                                      double alpha, bool sum_batch)
+{
+    if (check_add_product(op, input, b1, b2, 3, beta, alpha) != LT_OK)
+        return NULL;
+    int64_t shape[3] = {b1->shape[0], b1->shape[1], b2->shape[2]};
+    int rank = sum_batch ? 2 : 3;
+    if (check_added_input(op, input, shape + (3 - rank), rank) != LT_OK)
+        return NULL;
+    lt_scope_begin();
+    lt_origin caller = lt_origin_enter(op);
+    lt_tensor *product = lt_matmul(b1, b2);
+    int batch = 0;
+    if (sum_batch)
+        product = lt_sum(product, &batch, 1, false);
+    return lt_scope_return_from(scaled_sum(input, product, beta, alpha), caller);
 }
 
 lt_tensor *lt_baddbmm(lt_tensor *input, lt_tensor *b1, lt_tensor *b2, double beta, double alpha)
 {
-    const char *op = "baddbmm";
-    if (check_add_product(op, input, b1, b2, 3, beta, alpha) != LT_OK)
-        return NULL;
-    int64_t shape[3] = {b1->shape[0], b1->shape[1], b2->shape[2]};
-    if (check_added_input(op, input, shape, 3) != LT_OK)
-        return NULL;
-    lt_scope_begin();
-    lt_origin caller = lt_origin_enter(op);
-    return close_scope(scaled_sum(input, lt_matmul(b1, b2), beta, alpha), caller);
+    return batched_add_product("baddbmm", input, b1, b2, beta, alpha, false);
 }
 
 lt_tensor *lt_addbmm(lt_tensor *input, lt_tensor *b1, lt_tensor *b2, double beta, double alpha)
 {
-    const char *op = "addbmm";
-    if (check_add_product(op, input, b1, b2, 3, beta, alpha) != LT_OK)
-        return NULL;
-    int64_t shape[2] = {b1->shape[1], b2->shape[2]};
-    if (check_added_input(op, input, shape, 2) != LT_OK)
-        return NULL;
-    lt_scope_begin();
-    lt_origin caller = lt_origin_enter(op);
-    int batch = 0;
-    return close_scope(scaled_sum(input, lt_sum(lt_matmul(b1, b2), &batch, 1, false), beta, alpha), caller);
+    return batched_add_product("addbmm", input, b1, b2, beta, alpha, true);
 }
 
 /* ---- kron ----------------------------------------------------------------- */
@@ -218,5 +213,5 @@ lt_tensor *lt_kron(lt_tensor *a, lt_tensor *b)
     lt_scope_begin();
     lt_origin caller = lt_origin_enter(op);
     lt_tensor *r = lt_reshape(lt_mul(lt_reshape(a, sa, 2 * nd), lt_reshape(b, sb, 2 * nd)), out, nd);
-    return close_scope(r, caller);
+    return lt_scope_return_from(r, caller);
 }

@@ -13,6 +13,7 @@
  * and compile causes name it).
  */
 #include "api/api.h"
+#include "api/compose.h"
 
 #include <float.h>
 #include <math.h>
@@ -102,16 +103,6 @@ lt_tensor *lt_leaky_relu(lt_tensor *t, double negative_slope)
 
 /* ---- compositions ------------------------------------------------------- */
 
-/* Hands r to the caller's scope and closes the function's scope. */
-static lt_tensor *close_scope(lt_tensor *r, lt_origin caller)
-{
-    lt_origin_restore(caller);
-    if (r)
-        r = lt_keep(r);
-    lt_scope_end();
-    return r;
-}
-
 lt_tensor *lt_hardtanh(lt_tensor *t, double min_val, double max_val)
 {
     if (isnan(min_val) || isnan(max_val)) {
@@ -120,6 +111,10 @@ lt_tensor *lt_hardtanh(lt_tensor *t, double min_val, double max_val)
     }
     if (lt_check_tensor("hardtanh", t, 0) != LT_OK)
         return NULL;
+    if (!lt_dtype_is_floating(lt_tensor_dtype(t))) { /* torch converts the bounds to t's dtype */
+        min_val = trunc(min_val);
+        max_val = trunc(max_val);
+    }
     if (lt_tensor_dtype(t) == LT_U8 && (min_val < 0 || max_val < 0)) { /* as torch */
         lt_error(LT_ERR_ARGUMENT, "hardtanh: bounds %g, %g: an unsigned (u8) input needs bounds >= 0", min_val,
                  max_val);
@@ -142,7 +137,7 @@ lt_tensor *lt_clamp_tensor(lt_tensor *t, lt_tensor *lo, lt_tensor *hi)
         r = lt_minimum(r, hi);
     else
         r = lt_clone(r); /* a new tensor, as with both bounds */
-    return close_scope(r, caller);
+    return lt_scope_return_from(r, caller);
 }
 
 lt_tensor *lt_relu6(lt_tensor *t) { return lt_hardtanh(t, 0, 6); }
@@ -164,7 +159,7 @@ lt_tensor *lt_glu(lt_tensor *t, int dim)
     lt_scope_begin();
     lt_origin caller = lt_origin_enter("glu");
     lt_tensor *r = lt_mul(lt_narrow(t, d, 0, n / 2), lt_sigmoid(lt_narrow(t, d, n / 2, n / 2)));
-    return close_scope(r, caller);
+    return lt_scope_return_from(r, caller);
 }
 
 lt_tensor *lt_lerp(lt_tensor *start, lt_tensor *end, lt_tensor *weight)
@@ -176,7 +171,7 @@ lt_tensor *lt_lerp(lt_tensor *start, lt_tensor *end, lt_tensor *weight)
     lt_tensor *low = lt_add(start, lt_mul(weight, diff));
     lt_tensor *high = lt_sub(end, lt_mul(diff, lt_rsub_scalar(weight, 1)));
     lt_tensor *r = lt_where(lt_lt_scalar(lt_abs(weight), 0.5), low, high);
-    return close_scope(r, caller);
+    return lt_scope_return_from(r, caller);
 }
 
 lt_tensor *lt_lerp_scalar(lt_tensor *start, lt_tensor *end, double weight)
@@ -186,20 +181,52 @@ lt_tensor *lt_lerp_scalar(lt_tensor *start, lt_tensor *end, double weight)
     lt_tensor *diff = lt_sub(end, start);
     lt_tensor *r = fabs(weight) < 0.5 ? lt_add(start, lt_mul_scalar(diff, weight))
                                       : lt_sub(end, lt_mul_scalar(diff, 1 - weight));
-    return close_scope(r, caller);
+    return lt_scope_return_from(r, caller);
+}
+
+/* The dtype the three operands promote to (torch computes value * t1 * t2
+ * in it). */
+static lt_dtype addc_dtype(lt_tensor *t, lt_tensor *t1, lt_tensor *t2)
+{
+    return lt_promote_types(lt_promote_types(lt_tensor_dtype(t), lt_tensor_dtype(t1)), lt_tensor_dtype(t2));
+}
+
+/* value * t1 in the operands' dtype dt: torch converts value to dt, so an
+ * integer dt truncates it (addcmul(i64, ..., value=2.7) scales by 2). */
+static lt_tensor *times_value(lt_tensor *t1, double value, lt_dtype dt)
+{
+    lt_tensor *a = lt_tensor_dtype(t1) == dt ? t1 : lt_to_dtype(t1, dt);
+    if (value == 1 || !a)
+        return a;
+    return lt_dtype_is_floating(dt) ? lt_mul_scalar(a, value) : lt_mul_iscalar(a, (int64_t)trunc(value));
+}
+
+/* Checks the three operands and, for integer operands, that value fits
+ * an int64. */
+static lt_status check_addc(const char *op, lt_tensor *t, lt_tensor *t1, lt_tensor *t2, double value)
+{
+    lt_tensor *args[3] = {t, t1, t2};
+    for (int i = 0; i < 3; i++)
+        if (lt_check_tensor(op, args[i], i) != LT_OK)
+            return LT_ERR_NULL;
+    if (!lt_dtype_is_floating(addc_dtype(t, t1, t2)) && !(fabs(value) < 0x1p63))
+        return lt_error(LT_ERR_ARGUMENT, "%s: value %g does not fit the operands' integer dtype %s", op, value,
+                        lt_dtype_name(addc_dtype(t, t1, t2)));
+    return LT_OK;
 }
 
 lt_tensor *lt_addcmul(lt_tensor *t, lt_tensor *t1, lt_tensor *t2, double value)
 {
+    if (check_addc("addcmul", t, t1, t2, value) != LT_OK)
+        return NULL;
     lt_scope_begin();
     lt_origin caller = lt_origin_enter("addcmul");
-    lt_tensor *prod = value == 1 ? lt_mul(t1, t2) : lt_mul(lt_mul_scalar(t1, value), t2);
-    return close_scope(lt_add(t, prod), caller);
+    return lt_scope_return_from(lt_add(t, lt_mul(times_value(t1, value, addc_dtype(t, t1, t2)), t2)), caller);
 }
 
 lt_tensor *lt_addcdiv(lt_tensor *t, lt_tensor *t1, lt_tensor *t2, double value)
 {
-    if (lt_check_tensor("addcdiv", t1, 1) != LT_OK || lt_check_tensor("addcdiv", t2, 2) != LT_OK)
+    if (check_addc("addcdiv", t, t1, t2, value) != LT_OK)
         return NULL;
     if (!lt_dtype_is_floating(lt_tensor_dtype(t1)) && !lt_dtype_is_floating(lt_tensor_dtype(t2))) {
         lt_error(LT_ERR_DTYPE, "addcdiv: tensor1 and tensor2 have dtypes %s and %s; integer division is not "
@@ -209,8 +236,7 @@ lt_tensor *lt_addcdiv(lt_tensor *t, lt_tensor *t1, lt_tensor *t2, double value)
     }
     lt_scope_begin();
     lt_origin caller = lt_origin_enter("addcdiv");
-    lt_tensor *quot = value == 1 ? lt_div(t1, t2) : lt_div(lt_mul_scalar(t1, value), t2);
-    return close_scope(lt_add(t, quot), caller);
+    return lt_scope_return_from(lt_add(t, lt_div(times_value(t1, value, addc_dtype(t, t1, t2)), t2)), caller);
 }
 
 /* Largest finite value of a floating dtype. */
@@ -240,5 +266,5 @@ lt_tensor *lt_nan_to_num(lt_tensor *t, double nan, double posinf, double neginf)
     lt_tensor *r = lt_masked_fill(t, lt_isnan(t), nan);
     r = lt_masked_fill(r, lt_eq_scalar(t, INFINITY), posinf);
     r = lt_masked_fill(r, lt_eq_scalar(t, -INFINITY), neginf);
-    return close_scope(r, caller);
+    return lt_scope_return_from(r, caller);
 }

@@ -12,17 +12,9 @@
  * (the gradient of a gathered position adds up where it was read).
  */
 #include "api/api.h"
+#include "api/compose.h"
 
 #include <stdlib.h>
-
-/* Ends the composite's scope and returns r with one reference for the
- * caller (NULL if r is NULL). */
-static lt_tensor *scope_result(lt_tensor *r)
-{
-    lt_tensor *kept = r ? lt_keep(r) : NULL;
-    lt_scope_end();
-    return kept;
-}
 
 static const char *mode_name(int mode)
 {
@@ -163,5 +155,5 @@ lt_tensor *lt_pad(lt_tensor *t, const int64_t *pad, int npad, int mode, double v
         r = mode == LT_PAD_CONSTANT ? pad_constant_dim(r, d, before, after, value)
                                     : pad_gather_dim(r, mode, d, before, after);
     }
-    return scope_result(r == t ? lt_clone(t) : lt_contiguous(r));
+    return lt_scope_return(r == t ? lt_clone(t) : lt_contiguous(r));
 }

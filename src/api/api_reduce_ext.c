@@ -1,7 +1,8 @@
 /*
  * api_reduce_ext.c - the reductions PyTorch defines on top of the basic
  * ones: nansum, nanmean, count_nonzero, aminmax, the `dtype=` forms of
- * sum/mean/prod/cumsum, and the norms (vector_norm, matrix_norm, norm).
+ * sum/mean/prod/cumsum/cumprod, and the norms (vector_norm, matrix_norm,
+ * norm, and their dtype= forms).
  *
  * Each is a composition of existing ops (elementwise ops, masked_fill,
  * casts and the reductions of ops.def), so on the lazy device it is traced
@@ -14,6 +15,7 @@
  * anything is traced, so that errors name the op the user called.
  */
 #include "api/api.h"
+#include "api/compose.h"
 
 #include <math.h>
 
@@ -59,16 +61,6 @@ static lt_status check_dtype_arg(const char *name, lt_dtype dt)
     return lt_error(LT_ERR_DTYPE, "%s: dtype %d is not a valid lt_dtype", name, (int)dt);
 }
 
-/* Hands r to the caller's scope and closes the function's scope. */
-static lt_tensor *close_scope(lt_tensor *r, lt_origin caller)
-{
-    lt_origin_restore(caller);
-    if (r)
-        r = lt_keep(r);
-    lt_scope_end();
-    return r;
-}
-
 /* x with every NaN replaced by 0 (a new tensor; integers pass unchanged). */
 static lt_tensor *zero_nans(lt_tensor *x)
 {
@@ -85,7 +77,7 @@ lt_tensor *lt_nansum(lt_tensor *t, const int *dims, int ndims, bool keepdim)
         return NULL;
     lt_scope_begin();
     lt_origin caller = lt_origin_enter("nansum");
-    return close_scope(lt_sum(zero_nans(t), dims, ndims, keepdim), caller);
+    return lt_scope_return_from(lt_sum(zero_nans(t), dims, ndims, keepdim), caller);
 }
 
 lt_tensor *lt_nanmean(lt_tensor *t, const int *dims, int ndims, bool keepdim)
@@ -98,7 +90,7 @@ lt_tensor *lt_nanmean(lt_tensor *t, const int *dims, int ndims, bool keepdim)
     /* torch's definition: nansum / number of non-NaN elements (0/0 = NaN) */
     lt_tensor *count = lt_sum(lt_logical_not(lt_isnan(t)), dims, ndims, keepdim);
     lt_tensor *r = lt_div(lt_sum(zero_nans(t), dims, ndims, keepdim), count);
-    return close_scope(r, caller);
+    return lt_scope_return_from(r, caller);
 }
 
 lt_tensor *lt_count_nonzero(lt_tensor *t, const int *dims, int ndims)
@@ -107,7 +99,7 @@ lt_tensor *lt_count_nonzero(lt_tensor *t, const int *dims, int ndims)
         return NULL;
     lt_scope_begin();
     lt_origin caller = lt_origin_enter("count_nonzero");
-    return close_scope(lt_sum(lt_ne_scalar(t, 0), dims, ndims, false), caller);
+    return lt_scope_return_from(lt_sum(lt_ne_scalar(t, 0), dims, ndims, false), caller);
 }
 
 lt_tensor *lt_aminmax(lt_tensor *t, const int *dims, int ndims, bool keepdim, lt_tensor **max)
@@ -130,7 +122,7 @@ lt_tensor *lt_aminmax(lt_tensor *t, const int *dims, int ndims, bool keepdim, lt
     lt_tensor *hi = lo ? lt_amax(t, dims, ndims, keepdim) : NULL;
     if (hi)
         *max = lt_keep(hi);
-    return close_scope(hi ? lo : NULL, caller);
+    return lt_scope_return_from(hi ? lo : NULL, caller);
 }
 
 /* ---- dtype= forms: the input is cast to dtype first, as in torch -------- */
@@ -152,7 +144,7 @@ static lt_tensor *reduce_in_dtype(const char *name, reduce_fn fn, lt_tensor *t, 
     lt_tensor *r = fn(lt_to_dtype(t, dt), dims, ndims, keepdim);
     if (r && lt_tensor_dtype(r) != dt)
         r = lt_to_dtype(r, dt);
-    return close_scope(r, caller);
+    return lt_scope_return_from(r, caller);
 }
 
 lt_tensor *lt_sum_dtype(lt_tensor *t, const int *dims, int ndims, bool keepdim, lt_dtype dtype)
@@ -175,20 +167,36 @@ lt_tensor *lt_mean_dtype(lt_tensor *t, const int *dims, int ndims, bool keepdim,
     return reduce_in_dtype("mean_dtype", lt_mean, t, dims, ndims, keepdim, dtype);
 }
 
-lt_tensor *lt_cumsum_dtype(lt_tensor *t, int dim, lt_dtype dtype)
+/* A scan with lt_cumsum's signature. */
+typedef lt_tensor *(*scan_fn)(lt_tensor *, int);
+
+/* fn along dim over t cast to dt, with the result in dt. */
+static lt_tensor *scan_in_dtype(const char *name, scan_fn fn, lt_tensor *t, int dim, lt_dtype dt)
 {
-    if (check_reduce_args("cumsum_dtype", t, &dim, 1) != LT_OK || check_dtype_arg("cumsum_dtype", dtype) != LT_OK)
+    if (check_reduce_args(name, t, &dim, 1) != LT_OK || check_dtype_arg(name, dt) != LT_OK)
         return NULL;
-    if (dtype == LT_BOOL) { /* torch has no bool cumsum either */
-        lt_error(LT_ERR_DTYPE, "cumsum_dtype: dtype bool is not supported, expected a numeric dtype");
+    if (dt == LT_BOOL) { /* torch has no bool cumsum or cumprod either */
+        lt_error(LT_ERR_DTYPE, "%s: dtype bool is not supported, expected a numeric dtype", name);
         return NULL;
     }
     lt_scope_begin();
-    lt_origin caller = lt_origin_enter("cumsum_dtype");
-    lt_tensor *r = lt_cumsum(lt_to_dtype(t, dtype), dim);
-    if (r && lt_tensor_dtype(r) != dtype)
-        r = lt_to_dtype(r, dtype);
-    return close_scope(r, caller);
+    lt_origin caller = lt_origin_enter(name);
+    /* integer scans run in i64: wrapping to a narrower dtype afterwards
+     * gives torch's bits (arithmetic modulo 2^k) */
+    lt_tensor *r = fn(lt_to_dtype(t, dt), dim);
+    if (r && lt_tensor_dtype(r) != dt)
+        r = lt_to_dtype(r, dt);
+    return lt_scope_return_from(r, caller);
+}
+
+lt_tensor *lt_cumsum_dtype(lt_tensor *t, int dim, lt_dtype dtype)
+{
+    return scan_in_dtype("cumsum_dtype", lt_cumsum, t, dim, dtype);
+}
+
+lt_tensor *lt_cumprod_dtype(lt_tensor *t, int dim, lt_dtype dtype)
+{
+    return scan_in_dtype("cumprod_dtype", lt_cumprod, t, dim, dtype);
 }
 
 /* ---- norms -------------------------------------------------------------- */
@@ -281,7 +289,7 @@ static lt_tensor *vector_norm_named(const char *name, lt_tensor *t, double ord, 
     lt_origin caller = lt_origin_enter(name);
     lt_tensor *r = zero ? lt_sum(lt_mul_scalar(lt_abs(t), 0), dims, ndims, keepdim)
                         : vector_norm_of(t, ord, dims, ndims, keepdim);
-    return close_scope(r, caller);
+    return lt_scope_return_from(r, caller);
 }
 
 lt_tensor *lt_vector_norm(lt_tensor *t, double ord, const int *dims, int ndims, bool keepdim)
@@ -353,7 +361,7 @@ lt_tensor *lt_matrix_norm(lt_tensor *t, double ord, const int *dims, int ndims, 
         r = lt_squeeze(r, d0 > d1 ? d0 : d1);
         r = lt_squeeze(r, d0 > d1 ? d1 : d0);
     }
-    return close_scope(r, caller);
+    return lt_scope_return_from(r, caller);
 }
 
 lt_tensor *lt_matrix_norm_fro(lt_tensor *t, const int *dims, int ndims, bool keepdim)
@@ -363,5 +371,48 @@ lt_tensor *lt_matrix_norm_fro(lt_tensor *t, const int *dims, int ndims, bool kee
         return NULL;
     lt_scope_begin();
     lt_origin caller = lt_origin_enter("matrix_norm_fro");
-    return close_scope(vector_norm_of(t, 2, d, 2, keepdim), caller);
+    return lt_scope_return_from(vector_norm_of(t, 2, d, 2, keepdim), caller);
+}
+
+/* ---- dtype= of the norms ------------------------------------------------ */
+
+/* The norms' dtype=: a floating input and a floating dtype it converts to
+ * without narrowing (torch refuses the rest). */
+static lt_status check_norm_dtype(const char *name, lt_tensor *t, lt_dtype dt)
+{
+    lt_status st = lt_check_tensor(name, t, 0);
+    if (st == LT_OK)
+        st = check_dtype_arg(name, dt);
+    if (st == LT_OK)
+        st = require_floating(name, t, "as torch.linalg's norms, which dtype= does not change");
+    if (st != LT_OK)
+        return st;
+    if (lt_dtype_is_floating(dt) && lt_promote_types(t->dtype, dt) == dt)
+        return LT_OK;
+    return lt_error(LT_ERR_DTYPE, "%s: dtype %s for an input of dtype %s, expected a floating dtype the input "
+                    "converts to without narrowing (as torch)", name, lt_dtype_name(dt), lt_dtype_name(t->dtype));
+}
+
+lt_tensor *lt_vector_norm_dtype(lt_tensor *t, double ord, const int *dims, int ndims, bool keepdim, lt_dtype dtype)
+{
+    if (check_norm_dtype("vector_norm_dtype", t, dtype) != LT_OK)
+        return NULL;
+    lt_scope_begin();
+    return lt_scope_return(lt_vector_norm(lt_to_dtype(t, dtype), ord, dims, ndims, keepdim));
+}
+
+lt_tensor *lt_matrix_norm_dtype(lt_tensor *t, double ord, const int *dims, int ndims, bool keepdim, lt_dtype dtype)
+{
+    if (check_norm_dtype("matrix_norm_dtype", t, dtype) != LT_OK)
+        return NULL;
+    lt_scope_begin();
+    return lt_scope_return(lt_matrix_norm(lt_to_dtype(t, dtype), ord, dims, ndims, keepdim));
+}
+
+lt_tensor *lt_matrix_norm_fro_dtype(lt_tensor *t, const int *dims, int ndims, bool keepdim, lt_dtype dtype)
+{
+    if (check_norm_dtype("matrix_norm_fro_dtype", t, dtype) != LT_OK)
+        return NULL;
+    lt_scope_begin();
+    return lt_scope_return(lt_matrix_norm_fro(lt_to_dtype(t, dtype), dims, ndims, keepdim));
 }

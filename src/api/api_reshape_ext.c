@@ -10,18 +10,10 @@
  * repeat counts. Intermediates live in a scope of their own.
  */
 #include "api/api.h"
+#include "api/compose.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-/* Ends the composite's scope and returns r with one reference for the
- * caller (NULL if r is NULL). */
-static lt_tensor *scope_result(lt_tensor *r)
-{
-    lt_tensor *kept = r ? lt_keep(r) : NULL;
-    lt_scope_end();
-    return kept;
-}
 
 /* Checks a list argument: n in 0..LT_MAX_DIMS, and a pointer when n > 0. */
 static lt_status check_count(const char *op, const char *what, const void *p, int n, int max)
@@ -70,7 +62,7 @@ lt_tensor *lt_flip(lt_tensor *t, const int *dims, int ndims)
     lt_tensor *r = t;
     for (int i = 0; i < ndims && r && t->ndim > 0; i++)
         r = reverse_dim(r, d[i]);
-    return scope_result(r == t ? lt_clone(t) : r);
+    return lt_scope_return(r == t ? lt_clone(t) : r);
 }
 
 /* t rolled by shift along dim d: the last (shift mod size) slices first. */
@@ -115,7 +107,7 @@ lt_tensor *lt_roll(lt_tensor *t, const int64_t *shifts, int nshifts, const int *
                         "shift when no dims are given)", nshifts, ndims), NULL;
     lt_scope_begin();
     lt_tensor *r = roll_in_scope(t, shifts, dims, ndims);
-    return scope_result(r == t ? lt_clone(t) : r);
+    return lt_scope_return(r == t ? lt_clone(t) : r);
 }
 
 lt_tensor *lt_rot90(lt_tensor *t, int64_t k, int dim0, int dim1)
@@ -141,7 +133,7 @@ lt_tensor *lt_rot90(lt_tensor *t, int64_t k, int dim0, int dim1)
     else
         r = t;
     /* a fresh tensor, as torch (transposes of a gather are views of it) */
-    return scope_result(r == t ? lt_clone(t) : lt_contiguous(r));
+    return lt_scope_return(r == t ? lt_clone(t) : lt_contiguous(r));
 }
 
 /* ======================================================================= */
@@ -218,7 +210,7 @@ lt_tensor *lt_repeat(lt_tensor *t, const int64_t *repeats, int n)
         return NULL;
     lt_scope_begin();
     lt_tensor *r = repeat_in_scope(t, repeats, n);
-    return scope_result(r ? lt_contiguous(r) : NULL);
+    return lt_scope_return(r ? lt_contiguous(r) : NULL);
 }
 
 lt_tensor *lt_tile(lt_tensor *t, const int64_t *reps, int n)
@@ -233,7 +225,7 @@ lt_tensor *lt_tile(lt_tensor *t, const int64_t *reps, int n)
         return NULL;
     lt_scope_begin();
     lt_tensor *r = repeat_in_scope(t, full, nd);
-    return scope_result(r ? lt_contiguous(r) : NULL);
+    return lt_scope_return(r ? lt_contiguous(r) : NULL);
 }
 
 /* t flattened when dim is NULL, else t; *d gets the dim to work on. */
@@ -264,7 +256,7 @@ lt_tensor *lt_repeat_interleave(lt_tensor *t, int64_t repeats, const int *dim)
         x = NULL;
     }
     lt_tensor *r = x ? interleave_dim(x, d, repeats) : NULL;
-    return scope_result(r ? lt_contiguous(r) : NULL);
+    return lt_scope_return(r ? lt_contiguous(r) : NULL);
 }
 
 /* The repeat counts as host integers (reads the tensor: a sync on the lazy
@@ -334,7 +326,7 @@ lt_tensor *lt_repeat_interleave_tensor(lt_tensor *t, lt_tensor *repeats, const i
         r = lt_index_select(x, d, interleave_indices(counts, n, x->shape[d], t->device));
         free(counts);
     }
-    return scope_result(r);
+    return lt_scope_return(r);
 }
 
 /* ======================================================================= */

@@ -14,17 +14,9 @@
  * keep the input's value.
  */
 #include "api/api.h"
+#include "api/compose.h"
 
 #include <math.h>
-
-/* Ends the composite's scope and returns r with one reference for the
- * caller (NULL if r is NULL). */
-static lt_tensor *scope_result(lt_tensor *r)
-{
-    lt_tensor *kept = r ? lt_keep(r) : NULL;
-    lt_scope_end();
-    return kept;
-}
 
 /* torch's rules: an integer index, t, index and src of one rank, index no
  * larger than src anywhere nor than t outside dim, src of t's dtype; the
@@ -183,5 +175,5 @@ lt_tensor *lt_scatter_reduce(lt_tensor *t, int dim, lt_tensor *index, lt_tensor 
     if (check_args(t, dim, index, src, reduce, &d) != LT_OK)
         return NULL;
     lt_scope_begin();
-    return scope_result(scatter_reduce_in_scope(t, d, index, src, reduce, include_self));
+    return lt_scope_return(scatter_reduce_in_scope(t, d, index, src, reduce, include_self));
 }

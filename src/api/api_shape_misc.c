@@ -1,31 +1,22 @@
 /*
- * api_shape_misc.c - diagonals, index grids, binary search and unique:
- * diag, diag_embed, trace, tril_indices, triu_indices, meshgrid,
- * cartesian_prod, where with one argument, searchsorted, bucketize and
- * unique.
+ * api_shape_misc.c - diagonals, index grids and binary search: diag,
+ * diag_embed, trace, tril_indices, triu_indices, meshgrid, cartesian_prod,
+ * where with one argument, searchsorted (with a sorter) and bucketize.
+ * unique is in api_unique.c.
  *
  * All are compositions. diag_embed gathers along the last dim with an
  * index and a mask computed on the host from the sizes; searchsorted
  * counts, for each value, the sequence elements before its insertion point
  * (a fused compare and sum instead of a binary search: O(n m) work, but
- * traced and lowered like any reduction). Only the data-dependent results
- * sync on the lazy device: where with one argument and unique (through
- * lt_nonzero / lt_masked_select). Intermediates live in a scope of their
- * own.
+ * traced and lowered like any reduction). Only the data-dependent result
+ * syncs on the lazy device: where with one argument (through lt_nonzero).
+ * Intermediates live in a scope of their own.
  */
 #include "api/api.h"
+#include "api/compose.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-/* Ends the composite's scope and returns r with one reference for the
- * caller (NULL if r is NULL). */
-static lt_tensor *scope_result(lt_tensor *r)
-{
-    lt_tensor *kept = r ? lt_keep(r) : NULL;
-    lt_scope_end();
-    return kept;
-}
 
 /* Hands pieces[0..n) to the caller's scope, copies them to out and ends
  * the composite's scope. Returns n, or -1 if a piece is missing. */
@@ -115,7 +106,7 @@ lt_tensor *lt_diag_embed(lt_tensor *t, int64_t offset, int dim1, int dim2)
     }
     /* the plane's rows go to dim1, its columns to dim2 */
     r = r ? lt_movedim(r, (const int[]){nd - 2, nd - 1}, (const int[]){d1, d2}, 2) : NULL;
-    return scope_result(r ? lt_contiguous(r) : NULL);
+    return lt_scope_return(r ? lt_contiguous(r) : NULL);
 }
 
 lt_tensor *lt_diag(lt_tensor *t, int64_t offset)
@@ -127,7 +118,7 @@ lt_tensor *lt_diag(lt_tensor *t, int64_t offset)
     if (t->ndim != 2)
         return lt_error(LT_ERR_SHAPE, "diag: expects a 1-D or 2-D tensor, got %d dims", t->ndim), NULL;
     lt_scope_begin();
-    return scope_result(lt_contiguous(lt_diagonal(t, offset, 0, 1)));
+    return lt_scope_return(lt_contiguous(lt_diagonal(t, offset, 0, 1)));
 }
 
 lt_tensor *lt_trace(lt_tensor *t)
@@ -139,7 +130,7 @@ lt_tensor *lt_trace(lt_tensor *t)
     if (t->dtype == LT_BOOL)
         return lt_error(LT_ERR_DTYPE, "trace: bool tensors are not accepted (as torch)"), NULL;
     lt_scope_begin();
-    return scope_result(lt_sum(lt_diagonal(t, 0, 0, 1), NULL, 0, false));
+    return lt_scope_return(lt_sum(lt_diagonal(t, 0, 0, 1), NULL, 0, false));
 }
 
 /* ======================================================================= */
@@ -255,7 +246,7 @@ lt_tensor *lt_cartesian_prod(lt_tensor *const *ts, int n)
     bool ok = true;
     for (int i = 0; i < n; i++)
         ok = ok && grids[i];
-    return scope_result(ok ? lt_stack(grids, n, 1) : NULL);
+    return lt_scope_return(ok ? lt_stack(grids, n, 1) : NULL);
 }
 
 /* ======================================================================= */
@@ -321,12 +312,48 @@ static lt_tensor *search(const char *op, lt_tensor *sorted, lt_tensor *values, b
         return lt_error(LT_ERR_SHAPE, "%s: values have %d dims, at most %d are supported", op, values->ndim,
                         LT_MAX_DIMS - 1), NULL;
     lt_scope_begin();
-    return scope_result(insertion_points(sorted, values, right, out_int32 ? LT_I32 : LT_I64));
+    return lt_scope_return(insertion_points(sorted, values, right, out_int32 ? LT_I32 : LT_I64));
 }
 
 lt_tensor *lt_searchsorted(lt_tensor *sorted, lt_tensor *values, bool out_int32, bool right)
 {
     return search("searchsorted", sorted, values, out_int32, right);
+}
+
+/* The sequence sorter puts in order: sorted gathered along its last dim. */
+static lt_status check_sorter(const lt_tensor *sorted, const lt_tensor *sorter)
+{
+    if (lt_check_tensor("searchsorted", sorter, 2) != LT_OK)
+        return LT_ERR_NULL;
+    if (sorter->dtype != LT_I64)
+        return lt_error(LT_ERR_DTYPE, "searchsorted: sorter has dtype %s, expected i64 (as torch)",
+                        lt_dtype_name(sorter->dtype));
+    bool same = sorter->ndim == sorted->ndim;
+    for (int k = 0; same && k < sorted->ndim; k++)
+        same = sorter->shape[k] == sorted->shape[k];
+    if (!same) {
+        char a[160], b[160];
+        return lt_error(LT_ERR_SHAPE, "searchsorted: sorter has shape %s, expected the sorted sequence's %s",
+                        lt_shape_str(sorter->shape, sorter->ndim, a, sizeof a),
+                        lt_shape_str(sorted->shape, sorted->ndim, b, sizeof b));
+    }
+    return LT_OK;
+}
+
+lt_tensor *lt_searchsorted_sorter(lt_tensor *sorted, lt_tensor *values, lt_tensor *sorter, bool out_int32,
+                                  const char *side)
+{
+    const char *op = "searchsorted";
+    bool right = side && !strcmp(side, "right");
+    if (side && !right && strcmp(side, "left"))
+        return lt_error(LT_ERR_ARGUMENT, "%s: side is '%s', expected 'left' or 'right'", op, side), NULL;
+    if (!sorter)
+        return search(op, sorted, values, out_int32, right);
+    if (lt_check_tensor(op, sorted, 0) != LT_OK || check_sorter(sorted, sorter) != LT_OK)
+        return NULL;
+    lt_scope_begin();
+    lt_tensor *in_order = lt_gather(sorted, -1, sorter);
+    return lt_scope_return(in_order ? search(op, in_order, values, out_int32, right) : NULL);
 }
 
 lt_tensor *lt_bucketize(lt_tensor *t, lt_tensor *boundaries, bool out_int32, bool right)
@@ -337,61 +364,4 @@ lt_tensor *lt_bucketize(lt_tensor *t, lt_tensor *boundaries, bool out_int32, boo
         return lt_error(LT_ERR_SHAPE, "bucketize: boundaries have %d dims, expected a 1-D tensor",
                         boundaries->ndim), NULL;
     return search("bucketize", boundaries, t, out_int32, right);
-}
-
-/* ======================================================================= */
-/* unique                                                                   */
-/* ======================================================================= */
-
-/* unique of a non-empty flat tensor: sort, mark where a new value starts,
- * select the starts (a sync), and number the groups for inverse/counts. */
-static lt_tensor *unique_flat(lt_tensor *flat, lt_tensor **inverse, lt_tensor **counts)
-{
-    int64_t n = flat->shape[0];
-    lt_tensor *order = NULL;
-    lt_tensor *sorted = lt_sort(flat, 0, false, &order);
-    if (!sorted)
-        return NULL;
-    lt_tensor *steps = lt_ne(lt_narrow(sorted, 0, 1, n - 1), lt_narrow(sorted, 0, 0, n - 1));
-    lt_tensor *starts = lt_cat((lt_tensor *[]){lt_ones((const int64_t[]){1}, 1, LT_BOOL, flat->device), steps}, 2, 0);
-    lt_tensor *values = lt_masked_select(sorted, starts);
-    lt_tensor *group = lt_sub_iscalar(lt_cumsum_dtype(starts, 0, LT_I64), 1);
-    if (!values || !group)
-        return NULL;
-    if (inverse)
-        *inverse = lt_scatter(lt_zeros(&n, 1, LT_I64, flat->device), 0, order, group);
-    if (counts) {
-        int64_t k = values->shape[0];
-        *counts = lt_scatter_add(lt_zeros(&k, 1, LT_I64, flat->device), 0, group, lt_ones(&n, 1, LT_I64, flat->device));
-    }
-    return values;
-}
-
-lt_tensor *lt_unique(lt_tensor *t, lt_tensor **inverse, lt_tensor **counts)
-{
-    if (inverse)
-        *inverse = NULL;
-    if (counts)
-        *counts = NULL;
-    if (lt_check_tensor("unique", t, 0) != LT_OK)
-        return NULL;
-    lt_scope_begin();
-    lt_tensor *flat = lt_reshape(t, FLAT, 1), *inv = NULL, *cnt = NULL, *r;
-    int64_t zero = 0;
-    if (flat && flat->shape[0] == 0) {
-        r = flat;
-        inv = lt_zeros(t->shape, t->ndim, LT_I64, t->device);
-        cnt = lt_zeros(&zero, 1, LT_I64, t->device);
-    } else {
-        r = flat ? unique_flat(flat, inverse ? &inv : NULL, counts ? &cnt : NULL) : NULL;
-        inv = inv ? lt_reshape(inv, t->shape, t->ndim) : NULL;
-    }
-    bool ok = r && (!inverse || inv) && (!counts || cnt);
-    lt_tensor *kept = ok ? lt_keep(lt_detach(r)) : NULL;
-    if (ok && inverse)
-        *inverse = lt_keep(inv);
-    if (ok && counts)
-        *counts = lt_keep(cnt);
-    lt_scope_end();
-    return kept;
 }

@@ -20,21 +20,12 @@
  * or (kl_div) the sum over the batch size.
  */
 #include "lazy/lazy.h"
+#include "api/compose.h"
 #include "nn/nn_internal.h"
 
 #include <math.h>
 
 #define SHAPE_BUF 160
-
-/* Hands r to the caller's scope and closes the function's own scope. */
-static lt_tensor *close_with(lt_tensor *r, lt_origin caller)
-{
-    lt_origin_restore(caller);
-    if (r)
-        r = lt_keep(r);
-    lt_scope_end();
-    return r;
-}
 
 static lt_tensor *reduce_loss(lt_tensor *loss, lt_loss_reduction reduction)
 {
@@ -104,7 +95,7 @@ lt_tensor *lt_l1_loss(lt_tensor *input, lt_tensor *target, lt_loss_reduction red
         return NULL;
     lt_scope_begin();
     lt_origin caller = lt_origin_enter(op);
-    return close_with(reduce_loss(lt_abs(lt_sub(input, target)), reduction), caller);
+    return lt_scope_return_from(reduce_loss(lt_abs(lt_sub(input, target)), reduction), caller);
 }
 
 /* 0.5 d^2 / scale below the threshold, d - 0.5 threshold above it, times
@@ -128,7 +119,7 @@ lt_tensor *lt_smooth_l1_loss(lt_tensor *input, lt_tensor *target, lt_loss_reduct
         return lt_l1_loss(input, target, reduction);
     lt_scope_begin();
     lt_origin caller = lt_origin_enter(op);
-    return close_with(reduce_loss(piecewise_quadratic(input, target, beta, beta, 1.0), reduction), caller);
+    return lt_scope_return_from(reduce_loss(piecewise_quadratic(input, target, beta, beta, 1.0), reduction), caller);
 }
 
 lt_tensor *lt_huber_loss(lt_tensor *input, lt_tensor *target, lt_loss_reduction reduction, double delta)
@@ -143,7 +134,7 @@ lt_tensor *lt_huber_loss(lt_tensor *input, lt_tensor *target, lt_loss_reduction 
     }
     lt_scope_begin();
     lt_origin caller = lt_origin_enter(op);
-    return close_with(reduce_loss(piecewise_quadratic(input, target, delta, 1.0, delta), reduction), caller);
+    return lt_scope_return_from(reduce_loss(piecewise_quadratic(input, target, delta, 1.0, delta), reduction), caller);
 }
 
 /* ---- binary cross entropy ------------------------------------------------- */
@@ -186,7 +177,7 @@ lt_tensor *lt_binary_cross_entropy(lt_tensor *input, lt_tensor *target, lt_tenso
     lt_tensor *log_q = lt_clamp(lt_log(lt_rsub_scalar(input, 1.0)), -100.0, INFINITY);
     lt_tensor *pos = lt_mul(target, log_p), *neg = lt_mul(lt_rsub_scalar(target, 1.0), log_q);
     lt_tensor *loss = weighted(lt_neg(lt_add(pos, neg)), weight);
-    return close_with(reduce_loss(loss, reduction), caller);
+    return lt_scope_return_from(reduce_loss(loss, reduction), caller);
 }
 
 lt_tensor *lt_binary_cross_entropy_with_logits(lt_tensor *input, lt_tensor *target, lt_tensor *weight,
@@ -206,7 +197,7 @@ lt_tensor *lt_binary_cross_entropy_with_logits(lt_tensor *input, lt_tensor *targ
         pos_weight ? lt_add_scalar(lt_mul(lt_sub_scalar(pos_weight, 1.0), target), 1.0) : NULL;
     lt_tensor *scaled = log_weight ? lt_mul(log_weight, softplus_neg) : softplus_neg;
     lt_tensor *loss = weighted(lt_add(lt_mul(lt_rsub_scalar(target, 1.0), input), scaled), weight);
-    return close_with(reduce_loss(loss, reduction), caller);
+    return lt_scope_return_from(reduce_loss(loss, reduction), caller);
 }
 
 /* ---- kl_div, margin ranking ----------------------------------------------- */
@@ -220,7 +211,7 @@ lt_tensor *lt_kl_div(lt_tensor *input, lt_tensor *target, lt_loss_reduction redu
     lt_origin caller = lt_origin_enter(op);
     lt_tensor *loss = log_target ? lt_mul(lt_exp(target), lt_sub(target, input))
                                  : lt_sub(lt_xlogy(target, target), lt_mul(target, input));
-    return close_with(reduce_loss(loss, reduction), caller);
+    return lt_scope_return_from(reduce_loss(loss, reduction), caller);
 }
 
 lt_tensor *lt_margin_ranking_loss(lt_tensor *x1, lt_tensor *x2, lt_tensor *y, double margin,
@@ -233,7 +224,7 @@ lt_tensor *lt_margin_ranking_loss(lt_tensor *x1, lt_tensor *x2, lt_tensor *y, do
     lt_scope_begin();
     lt_origin caller = lt_origin_enter(op);
     lt_tensor *loss = lt_relu(lt_add_scalar(lt_neg(lt_mul(y, lt_sub(x1, x2))), margin));
-    return close_with(reduce_loss(loss, reduction), caller);
+    return lt_scope_return_from(reduce_loss(loss, reduction), caller);
 }
 
 /* ---- cosine similarity and embedding loss --------------------------------- */
@@ -261,7 +252,7 @@ lt_tensor *lt_cosine_similarity(lt_tensor *x1, lt_tensor *x2, int dim, double ep
                        lt_sqrt(lt_clamp(lt_mul(sum_over(lt_mul(a, a), d), sum_over(lt_mul(b, b), d)), eps * eps,
                                         INFINITY)));
     }
-    return close_with(r, caller);
+    return lt_scope_return_from(r, caller);
 }
 
 lt_tensor *lt_cosine_embedding_loss(lt_tensor *x1, lt_tensor *x2, lt_tensor *y, double margin,
@@ -292,7 +283,7 @@ lt_tensor *lt_cosine_embedding_loss(lt_tensor *x1, lt_tensor *x2, lt_tensor *y, 
     lt_tensor *zero = lt_zeros_like(cos);
     lt_tensor *similar = lt_where(lt_eq_scalar(y, 1), lt_rsub_scalar(cos, 1.0), zero);
     lt_tensor *apart = lt_where(lt_eq_scalar(y, -1), lt_relu(lt_sub_scalar(cos, margin)), zero);
-    return close_with(reduce_loss(lt_add(similar, apart), reduction), caller);
+    return lt_scope_return_from(reduce_loss(lt_add(similar, apart), reduction), caller);
 }
 
 /* ---- distances ---------------------------------------------------------- */
@@ -313,7 +304,7 @@ lt_tensor *lt_pairwise_distance(lt_tensor *x1, lt_tensor *x2, double p, double e
     int nd = diff ? lt_tensor_ndim(diff) : 0;
     int last = nd > 0 ? nd - 1 : 0;
     lt_tensor *r = nd > 0 ? lt_vector_norm(diff, p, &last, 1, keepdim) : lt_vector_norm(diff, p, NULL, 0, false);
-    return close_with(r, caller);
+    return lt_scope_return_from(r, caller);
 }
 
 lt_tensor *lt_normalize(lt_tensor *x, double p, int dim, double eps)
@@ -334,5 +325,5 @@ lt_tensor *lt_normalize(lt_tensor *x, double p, int dim, double eps)
     lt_scope_begin();
     lt_origin caller = lt_origin_enter(op);
     lt_tensor *norm = lt_tensor_ndim(x) > 0 ? lt_vector_norm(x, p, &d, 1, true) : lt_vector_norm(x, p, NULL, 0, false);
-    return close_with(lt_div(x, lt_clamp(norm, eps, INFINITY)), caller);
+    return lt_scope_return_from(lt_div(x, lt_clamp(norm, eps, INFINITY)), caller);
 }

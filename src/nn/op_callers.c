@@ -125,6 +125,35 @@ CALLER(tensor, ddlyv, lt_t (*)(double, double, int64_t, lt_dtype, lt_device), a[
        a[4].device)
 CALLER(tensor, llyv, lt_t (*)(int64_t, int64_t, lt_dtype, lt_device), a[0].i, a[1].i, a[2].dtype, a[3].device)
 CALLER(tensor, mt, lt_t (*)(lt_module *, lt_t), a[0].module, a[1].t)
+CALLER(tensor, too, lt_t (*)(lt_t, lt_t, lt_t), a[0].t, a[1].t, a[2].t)
+CALLER(tensor, ty, lt_t (*)(lt_t, lt_dtype), a[0].t, a[1].dtype)
+CALLER(tensor, tiy, lt_t (*)(lt_t, int, lt_dtype), a[0].t, (int)a[1].i, a[2].dtype)
+CALLER(tensor, tddd, lt_t (*)(lt_t, double, double, double), a[0].t, a[1].d, a[2].d, a[3].d)
+CALLER(tensor, tdid, lt_t (*)(lt_t, double, int, double), a[0].t, a[1].d, (int)a[2].i, a[3].d)
+CALLER(tensor, tDby, lt_t (*)(lt_t, const int *, int, bool, lt_dtype), a[0].t, a[1].dims, a[1].n, a[2].b,
+       a[3].dtype)
+CALLER(tensor, tdDb, lt_t (*)(lt_t, double, const int *, int, bool), a[0].t, a[1].d, a[2].dims, a[2].n, a[3].b)
+CALLER(tensor, tdDby, lt_t (*)(lt_t, double, const int *, int, bool, lt_dtype), a[0].t, a[1].d, a[2].dims, a[2].n,
+       a[3].b, a[4].dtype)
+CALLER(tensor, titd, lt_t (*)(lt_t, int, lt_t, double), a[0].t, (int)a[1].i, a[2].t, a[3].d)
+CALLER(tensor, tittd, lt_t (*)(lt_t, int, lt_t, lt_t, double), a[0].t, (int)a[1].i, a[2].t, a[3].t, a[4].d)
+CALLER(tensor, ttbb, lt_t (*)(lt_t, lt_t, bool, bool), a[0].t, a[1].t, a[2].b, a[3].b)
+CALLER(tensor, ttobs, lt_t (*)(lt_t, lt_t, lt_t, bool, const char *), a[0].t, a[1].t, a[2].t, a[3].b, a[4].s)
+CALLER(tensor, T, lt_t (*)(lt_t const *, int), a[0].ts, a[0].n)
+CALLER(tensor, tttd, lt_t (*)(lt_t, lt_t, lt_t, double), a[0].t, a[1].t, a[2].t, a[3].d)
+CALLER(tensor, tttdd, lt_t (*)(lt_t, lt_t, lt_t, double, double), a[0].t, a[1].t, a[2].t, a[3].d, a[4].d)
+CALLER(tensor, ttid, lt_t (*)(lt_t, lt_t, int, double), a[0].t, a[1].t, (int)a[2].i, a[3].d)
+CALLER(tensor, ttddb, lt_t (*)(lt_t, lt_t, double, double, bool), a[0].t, a[1].t, a[2].d, a[3].d, a[4].b)
+/* the losses' adapters (op_table.c): torch's reduction= as a string */
+CALLER(tensor, tSD, lt_t (*)(lt_t, ints, int, const int *, int), a[0].t, a[1].ints, a[1].n, a[2].dims, a[2].n)
+CALLER(tensor, tilll, lt_t (*)(lt_t, int, int64_t, int64_t, int64_t), a[0].t, (int)a[1].i, a[2].i, a[3].i, a[4].i)
+CALLER(tensor, lllv, lt_t (*)(int64_t, int64_t, int64_t, lt_device), a[0].i, a[1].i, a[2].i, a[3].device)
+CALLER(tensor, tts, lt_t (*)(lt_t, lt_t, const char *), a[0].t, a[1].t, a[2].s)
+CALLER(tensor, ttsd, lt_t (*)(lt_t, lt_t, const char *, double), a[0].t, a[1].t, a[2].s, a[3].d)
+CALLER(tensor, ttsb, lt_t (*)(lt_t, lt_t, const char *, bool), a[0].t, a[1].t, a[2].s, a[3].b)
+CALLER(tensor, ttos, lt_t (*)(lt_t, lt_t, lt_t, const char *), a[0].t, a[1].t, a[2].t, a[3].s)
+CALLER(tensor, ttoso, lt_t (*)(lt_t, lt_t, lt_t, const char *, lt_t), a[0].t, a[1].t, a[2].t, a[3].s, a[4].t)
+CALLER(tensor, tttds, lt_t (*)(lt_t, lt_t, lt_t, double, const char *), a[0].t, a[1].t, a[2].t, a[3].d, a[4].s)
 
 /* Values and indices along a dim (max_dim, min_dim, sort). */
 static int call_pair_tib(op_fn fn, const op_arg *a, lt_arg *out, int max_out)
@@ -132,6 +161,18 @@ static int call_pair_tib(op_fn fn, const op_arg *a, lt_arg *out, int max_out)
     (void)max_out;
     lt_tensor *indices = NULL;
     lt_tensor *values = ((lt_t(*)(lt_t, int, bool, lt_t *))fn)(a[0].t, (int)a[1].i, a[2].b, &indices);
+    if (tensor_out(out, values) < 0)
+        return -1;
+    tensor_out(out + 1, indices);
+    return 2;
+}
+
+/* cummax, cummin */
+static int call_pair_ti(op_fn fn, const op_arg *a, lt_arg *out, int max_out)
+{
+    (void)max_out;
+    lt_tensor *indices = NULL;
+    lt_tensor *values = ((lt_t(*)(lt_t, int, lt_t *))fn)(a[0].t, (int)a[1].i, &indices);
     if (tensor_out(out, values) < 0)
         return -1;
     tensor_out(out + 1, indices);
@@ -225,8 +266,12 @@ static const struct {
     T(t), T(tt), T(ttt), T(td), T(tdd), T(ttd), T(tDb), T(tDlb), T(tD), T(tS), T(ti), T(tib), T(tii), T(tl),
     T(til), T(till), T(tlii), T(tlb), T(tit), T(titt), T(Ti), T(ttoPPPl), T(tPPP), T(tPPPb), T(Syv), T(Sdyv),
     T(llSyv), T(dddyv), T(ddlyv), T(llyv), T(mt),
+    T(too), T(ty), T(tiy), T(tddd), T(tdid), T(tDby), T(tdDb), T(tdDby), T(titd), T(tittd), T(ttbb), T(ttobs),
+    T(T), T(tSD), T(tilll), T(lllv), T(tttd), T(tttdd), T(ttid), T(ttddb), T(tts), T(ttsd), T(ttsb), T(ttos),
+    T(ttoso), T(tttds),
 #undef T
     {"tib", LT_RESULT_PAIR, call_pair_tib},
+    {"ti", LT_RESULT_PAIR, call_pair_ti},
     {"tlib", LT_RESULT_PAIR, call_pair_tlib},
     {"tli", LT_RESULT_TENSORS, call_pieces_tli},
 #define R(res, RESULT, k) {#k, LT_RESULT_##RESULT, call_##res##_##k}

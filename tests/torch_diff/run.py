@@ -67,6 +67,10 @@ FALLBACK_OK = {
     "masked_select": "result size depends on the data (through nonzero)",
     "where_indices": "result size depends on the data (through nonzero)",
     "unique": "result size depends on the data (through nonzero)",
+    "unique_unsorted": "result size depends on the data (through nonzero)",
+    "unique_dim": "result size depends on the data (through nonzero)",
+    "unique_consecutive": "result size depends on the data (through nonzero)",
+    "unique_consecutive_dim": "result size depends on the data (through nonzero)",
 }
 
 

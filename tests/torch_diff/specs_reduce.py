@@ -283,3 +283,46 @@ def quantile_op(name, ref):
 
 quantile_op("quantile", torch.quantile)
 quantile_op("nanquantile", torch.nanquantile)
+
+# ---- dtype= of the norms and of cumprod -------------------------------------
+NORM_DTYPES = [(np.float32, np.float64), (np.float64, np.float64), (np.float32, np.float32),
+               (np.float64, np.float32), (np.int64, np.float64), (np.float32, np.int64)]
+
+
+def norm_dtype_samples(ords, matrix=False):
+    shape = (3, 4) if matrix else (3, 4, 5)
+    out = [Sample(t(shape, a), o, dtype=b) for o in ords for a, b in NORM_DTYPES]
+    out += [Sample(t((4, 3), np.float32, layout="t"), o, dims=[0, 1] if matrix else [1], keepdim=True,
+                   dtype=np.float64) for o in ords]
+    out.append(Sample(Arg(NORM_EDGES), ords[0], grad=False, dtype=np.float64, note="edges"))
+    return out
+
+
+def vnorm_dtype_lt(L, x, o, dims=None, keepdim=False, dtype=None):
+    d = dims or []
+    return L.call("lt_vector_norm_dtype", x, float(o), d, len(d), keepdim, DT_LT[dtype])
+
+
+def mnorm_dtype_lt(L, x, o, dims=None, keepdim=False, dtype=None):
+    d = dims or []
+    if o == "fro":
+        return L.call("lt_matrix_norm_fro_dtype", x, d, len(d), keepdim, DT_LT[dtype])
+    return L.call("lt_matrix_norm_dtype", x, float(o), d, len(d), keepdim, DT_LT[dtype])
+
+
+add(Op("vector_norm_dtype", vnorm_dtype_lt,
+       lambda x, o, dims=None, keepdim=False, dtype=None: torch.linalg.vector_norm(x, o, dims, keepdim,
+                                                                                   dtype=DT_TORCH[dtype]),
+       norm_dtype_samples([2, 1, INF, 0, 0.5]), rtol=TRANS, grad_rtol={"float32": 1e-4, "float64": 1e-6}))
+add(Op("matrix_norm_dtype", mnorm_dtype_lt,
+       lambda x, o, dims=None, keepdim=False, dtype=None: torch.linalg.matrix_norm(
+           x, o, dims if dims is not None else (-2, -1), keepdim, dtype=DT_TORCH[dtype]),
+       norm_dtype_samples(["fro", 1, -INF], matrix=True), rtol=TRANS, grad_rtol={"float32": 1e-4, "float64": 1e-6}))
+add(Op("cumprod_dtype", lambda L, x, d, dt: L.call("lt_cumprod_dtype", x, d, DT_LT[dt]),
+       lambda x, d, dt: torch.cumprod(x, d, dtype=DT_TORCH[dt]),
+       [Sample(s.args[0], s.args[1], dt, note=s.note, grad=s.grad) for s in scan_samples(ALL)[:6]
+        for dt in TARGETS] +
+       [Sample(s.args[0], s.args[1], np.float64, note=s.note, grad=s.grad) for s in scan_samples(ALL)[6:]] +
+       [Sample(Arg(ZEROS), 1, np.float32, note="zeros"), Sample(Arg(edges(np.int64)), 0, np.int32, note="edges, wraps"),
+        Sample(Arg(np.array([300, 300, 7], np.int32)), 0, np.uint8, note="wraps")], rtol=SUMS,
+       grad_rtol={"float64": 1e-6}))

@@ -377,3 +377,77 @@ add(Op("scatter_reduce", lambda L, x, d, i, s, r, inc: L.call("lt_scatter_reduce
                         if s.note == "ties and zeros" and s.args[4] in ("amax", "amin") and not s.args[5] else None),
        inplace=lambda L, x, d, i, s, r, inc: L.call("lt_scatter_reduce_", x, d, i, s, REDUCES.index(r), inc),
        ref_inplace=lambda x, d, i, s, r, inc: x.scatter_reduce_(d, i, s, r, include_self=inc)))
+
+# ==== unique along a dim, unique_consecutive, unsorted unique =================
+def as_tuple(r):
+    return r if isinstance(r, tuple) else (r,)
+
+
+def unique_dim_lt(name):
+    return lambda L, x, dim, i, c: as_tuple(L.call(name, x, dim, "out" if i else None, "out" if c else None))
+
+
+def unique_dim_ref(fn):
+    return lambda x, dim, i, c: as_tuple(fn(x, dim=dim, return_inverse=i, return_counts=c))
+
+
+ROWS = Arg(np.array([[3, 1, 2], [0, 5, 5], [3, 1, 2], [0, 5, 4], [3, 0, 9]], np.int64))
+NAN_ROWS = Arg(np.array([[1.0, NAN], [1.0, NAN], [-0.0, 0.0], [0.0, -0.0], [INF, 1.0]], np.float32))
+RUNS = Arg(np.array([[1, 1, 2, 2, 2, 7], [1, 1, 2, 2, 3, 7]], np.int32))
+UNIQUE_DIM_IN = [(ROWS, 0), (ROWS, 1), (ROWS, -1), (t((4, 3, 2), np.int64, "index:2"), 1),
+                 (t((3, 4), np.float32, "index:2", "t"), 0), (t((6, 2), np.bool_), 0), (NAN_ROWS, 0),
+                 (t((2, 6), np.uint8, "index:2", "s"), 1), (t((5,), np.int64, "index:3"), 0), (t((0, 3)), 0),
+                 (t((3, 0)), 1), (RUNS, 1), (RUNS, 0)]
+UNIQUE_DIM_BAD = [Sample(t((3, 0)), 0, False, False, note="another dim of size 0"),
+                  Sample(Arg(np.array(2.0)), 0, False, False, note="0-d"), Sample(ROWS, 2, True, False)]
+add(Op("unique_dim", unique_dim_lt("lt_unique_dim"), unique_dim_ref(torch.unique),
+       [Sample(x, d, i, c) for x, d in UNIQUE_DIM_IN for i in (False, True) for c in (False, True)] + UNIQUE_DIM_BAD,
+       grad=False))
+add(Op("unique_consecutive",
+       lambda L, x, i, c: as_tuple(L.call("lt_unique_consecutive", x, "out" if i else None, "out" if c else None)),
+       lambda x, i, c: as_tuple(torch.unique_consecutive(x, return_inverse=i, return_counts=c)),
+       [Sample(x, i, c) for x in UNIQUE_IN + [RUNS, NAN_ROWS] for i in (False, True) for c in (False, True)],
+       grad=False))
+add(Op("unique_consecutive_dim", unique_dim_lt("lt_unique_consecutive_dim"), unique_dim_ref(torch.unique_consecutive),
+       [Sample(x, d, i, c) for x, d in UNIQUE_DIM_IN for i in (False, True) for c in (False, True)] + UNIQUE_DIM_BAD,
+       grad=False))
+
+
+def unsorted_order(s):
+    return ("torch 1.13's CPU unique with sorted=False returns the iteration order of a std::unordered_set (its "
+            "bucket layout); lazytensor sorts, as torch >= 2.1's CPU unique does for either value")
+
+
+add(Op("unique_unsorted", unique_lt,
+       lambda x, i, c: as_tuple(torch.unique(x, sorted=False, return_inverse=i, return_counts=c)),
+       [Sample(x, i, c) for x in UNIQUE_IN[:3] for i in (False, True) for c in (False, True)], grad=False,
+       xfail=unsorted_order))
+
+# ==== searchsorted with sorter= and side= ======================================
+UNSORTED = np.array([5.0, 1.0, 3.0, 3.0, -2.0, 9.0], np.float32)
+UNSORTED_2D = values((3, 6), np.float64)
+
+
+def sorter_of(a):
+    return Arg(np.argsort(a, -1, kind="stable").astype(np.int64))
+
+
+def sorter_samples():
+    out = []
+    for side in ("left", "right", None):
+        out += [Sample(Arg(UNSORTED), t((3, 4)), sorter_of(UNSORTED), False, side),
+                Sample(Arg(UNSORTED), Arg(np.array([3.0, -2.0, 9.0, 10.0, NAN], np.float32)), sorter_of(UNSORTED),
+                       True, side),
+                Sample(Arg(UNSORTED_2D), t((3, 2), np.float64), sorter_of(UNSORTED_2D), False, side),
+                Sample(Arg(np.array([4, 0, 2], np.int64)), Arg(np.array([0, 2, 3, 4, 5], np.int64)),
+                       sorter_of(np.array([4, 0, 2])), False, side),
+                Sample(SEQ, VALS, None, False, side)]
+    out += [Sample(Arg(UNSORTED), t((3,)), Arg(np.arange(6, dtype=np.int32)), False, "left", note="i32 sorter"),
+            Sample(Arg(UNSORTED), t((3,)), Arg(np.arange(5)), False, "left", note="sorter shape"),
+            Sample(Arg(UNSORTED), t((3,)), sorter_of(UNSORTED), False, "middle", note="bad side")]
+    return out
+
+
+add(Op("searchsorted_sorter", call("lt_searchsorted_sorter"),
+       lambda s, v, so, i32, side: torch.searchsorted(s, v, out_int32=i32, side=side, sorter=so),
+       sorter_samples(), grad=False))

@@ -19,6 +19,19 @@ nll_loss = _C.nll_loss
 mse_loss = _C.mse_loss
 one_hot = _C.one_hot
 
+# losses and distances (torch's argument names, order and defaults)
+l1_loss = _C.l1_loss
+smooth_l1_loss = _C.smooth_l1_loss
+huber_loss = _C.huber_loss
+binary_cross_entropy = _C.binary_cross_entropy
+binary_cross_entropy_with_logits = _C.binary_cross_entropy_with_logits
+kl_div = _C.kl_div
+margin_ranking_loss = _C.margin_ranking_loss
+cosine_embedding_loss = _C.cosine_embedding_loss
+cosine_similarity = _C.cosine_similarity
+pairwise_distance = _C.pairwise_distance
+normalize = _C.normalize
+
 
 def embedding(input, weight):  # noqa: A002
     return _C.embedding(weight, input)
