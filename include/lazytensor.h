@@ -831,8 +831,10 @@ lt_tensor *lt_norm(lt_tensor *t, double p, const int *dims, int ndims, bool keep
 /** Matrix norm over two dims (ndims 2, or 0 for the last two) of a
  *  floating tensor with >= 2 dims (torch.linalg.matrix_norm): ord 1 / -1
  *  the largest / smallest column sum of |x|, inf / -inf the largest /
- *  smallest row sum. 2, -2 and 'nuc' need singular values and are refused.
- *  A size-0 dim that the max runs over is an error, as in torch. */
+ *  smallest row sum, 2 / -2 the largest / smallest singular value (f32 and
+ *  f64 only, through lt_linalg_svdvals: a lazy fallback). A size-0 dim
+ *  that the max runs over is an error, as in torch (lt_matrix_norm_nuc
+ *  for 'nuc'). */
 lt_tensor *lt_matrix_norm(lt_tensor *t, double ord, const int *dims, int ndims, bool keepdim);
 /** Frobenius norm over two dims (torch.linalg.matrix_norm(ord='fro')). */
 lt_tensor *lt_matrix_norm_fro(lt_tensor *t, const int *dims, int ndims, bool keepdim);
@@ -1220,6 +1222,10 @@ lt_tensor *lt_linalg_eigh(lt_tensor *a, lt_tensor **eigenvectors);
  *  minimum-norm solution (LAPACK gelsd), singular values below eps(dtype)
  *  * max(m, n) * the largest counting as zero. Batch dims broadcast. */
 lt_tensor *lt_linalg_lstsq(lt_tensor *a, lt_tensor *b);
+/** Nuclear norm, the sum of the singular values, over two dims as
+ *  lt_matrix_norm takes them (torch.linalg.matrix_norm(ord='nuc')); 0 for
+ *  empty matrices. */
+lt_tensor *lt_matrix_norm_nuc(lt_tensor *t, const int *dims, int ndims, bool keepdim);
 /**
  * 2-D convolution (cross-correlation). x: [N, C, H, W]; w: [O, C/groups,
  * kH, kW]; bias: [O] or NULL. stride, padding, dilation: 2 values each

@@ -213,3 +213,22 @@ lt_tensor *lt_linalg_lstsq(lt_tensor *a, lt_tensor *b)
 {
     return solve_like(LT_OP_LINALG_LSTSQ, "linalg_lstsq", a, b);
 }
+
+/* ---- matrix norms from singular values -------------------------------------------- */
+
+lt_tensor *lt_matrix_norm_singular(const char *name, lt_tensor *t, int d0, int d1, double ord, bool keepdim)
+{
+    lt_scope_begin();
+    lt_origin caller = lt_origin_enter(name);
+    int nd = t->ndim, src[2] = {d0, d1}, dst[2] = {nd - 2, nd - 1}, last = -1;
+    lt_tensor *sv = lt_linalg_svdvals(lt_movedim(t, src, dst, 2));
+    lt_tensor *r = NULL;
+    if (sv)
+        r = ord == 2 ? lt_amax(sv, &last, 1, false) : ord == -2 ? lt_amin(sv, &last, 1, false)
+                                                                 : lt_sum(sv, &last, 1, false);
+    if (r && keepdim) {
+        r = lt_unsqueeze(r, d0 < d1 ? d0 : d1);
+        r = lt_unsqueeze(r, d0 < d1 ? d1 : d0);
+    }
+    return close_scope(r, caller);
+}

@@ -14,6 +14,7 @@ import torch
 from engine import Arg, Op, Sample
 from samples import rng, t
 from specs import add, call
+from specs_reduce import matrix_samples, mnorm_ref
 
 F32, F64, I64 = np.float32, np.float64, np.int64
 # f32: torch factorizes in f32, lazytensor in f64 (see above)
@@ -208,3 +209,16 @@ add(Op("linalg_lstsq", call("lt_linalg_lstsq"), lstsq_ref,
         Sample(exact([[1.0, 2.0], [2.0, 4.0], [3.0, 6.0]], F64), t((3, 2), F64), note="rank-deficient"),
         Sample(general((0, 3)), t((0, 2))), Sample(general((3, 2)), t((4, 2)), note="rows mismatch")],
        rtol=LA, atol=LA_ATOL, grad=False))
+
+# ---- matrix norms from singular values (ord 2, -2, 'nuc') ------------------------------------
+
+
+def snorm_lt(L, x, o, dims=None, keepdim=False):
+    d = dims or []
+    if o == "nuc":
+        return L.call("lt_matrix_norm_nuc", x, d, len(d), keepdim)
+    return L.call("lt_matrix_norm", x, float(o), d, len(d), keepdim)
+
+
+add(Op("matrix_norm_singular", snorm_lt, mnorm_ref, [s for o in (2, -2, "nuc") for s in matrix_samples(o)],
+       rtol=LA, atol=LA_ATOL, grad_rtol={"float32": 5e-4}))
