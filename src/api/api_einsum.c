@@ -164,6 +164,8 @@ static lt_status parse_output(einsum_plan *p, const char *s, size_t len)
     p->nout = 0;
     for (int i = 0; i < nl; i++) {
         if (lab[i] < 0) {
+            if (p->nout + p->ell_nd > LT_MAX_DIMS)
+                return lt_error(LT_ERR_SHAPE, "%s: the output has more than %d dims", OP, LT_MAX_DIMS);
             for (int e = 0; e < p->ell_nd; e++)
                 p->out[p->nout++] = ELL_BASE + e;
             continue;
@@ -329,15 +331,22 @@ static lt_status shrink_to(term *tm, const term *other, const bool *contracted)
 }
 
 /* a's dims reordered as [batch, a-only, contracted] ([batch, contracted,
- * b-only] for b), then merged into [batch..., rows, cols]. */
+ * b-only] for b), then merged into [batch..., rows, cols]; with
+ * merge_batch the batch dims become one. */
 static lt_tensor *arrange(const term *tm, const int *batch, int nb, const int *inner, int ni, const int *own,
-                          int no, bool own_first)
+                          int no, bool own_first, bool merge_batch)
 {
     int perm[LT_MAX_DIMS], np = 0;
-    int64_t shape[LT_MAX_DIMS];
-    int64_t p_inner = 1, p_own = 1;
-    for (int i = 0; i < nb; i++)
-        perm[np] = find_label(tm, batch[i]), shape[np] = tm->t->shape[perm[np]], np++;
+    int64_t shape[LT_MAX_DIMS + 2];
+    int64_t p_inner = 1, p_own = 1, p_batch = 1;
+    for (int i = 0; i < nb; i++) {
+        perm[np] = find_label(tm, batch[i]), shape[np] = tm->t->shape[perm[np]];
+        p_batch *= shape[np++];
+    }
+    if (merge_batch && nb > 0) {
+        shape[0] = p_batch;
+        nb = 1;
+    }
     const int *first = own_first ? own : inner, *second = own_first ? inner : own;
     int nfirst = own_first ? no : ni, nsecond = own_first ? ni : no;
     for (int i = 0; i < nfirst; i++)
@@ -388,8 +397,15 @@ static lt_status contract(term *a, term *b, const bool *keep)
         st = shrink_to(b, a, contracted);
     if (st != LT_OK)
         return st;
-    lt_tensor *ma = arrange(a, batch, nb, inner, ni, a_own, na, true);
-    lt_tensor *mb = ma ? arrange(b, batch, nb, inner, ni, b_own, nbo, false) : NULL;
+    /* equal batch sizes on both sides (no broadcasting): one batch dim */
+    bool merge = true;
+    for (int i = 0; i < nb; i++)
+        merge = merge && a->t->shape[find_label(a, batch[i])] == b->t->shape[find_label(b, batch[i])];
+    if (!merge && nb + 2 > LT_MAX_DIMS)
+        return lt_error(LT_ERR_SHAPE, "%s: %d broadcast batch dims and two matrix dims are more than %d dims", OP,
+                        nb, LT_MAX_DIMS);
+    lt_tensor *ma = arrange(a, batch, nb, inner, ni, a_own, na, true, merge);
+    lt_tensor *mb = ma ? arrange(b, batch, nb, inner, ni, b_own, nbo, false, merge) : NULL;
     lt_tensor *prod = mb ? lt_matmul(ma, mb) : NULL;
     if (!prod)
         return lt_last_status();
