@@ -80,6 +80,16 @@ static void check_factorizations(lt_device dev)
     lt_tensor *two = lt_to(LT_T(LT_F32, LT_DIMS(2, 2, 2), 2, 0, 0, 2, 1, 1, 0, 1), dev);
     EXPECT(lt_linalg_det(two), 4, 1);
     EXPECT(lt_linalg_inv(two), 0.5, 0, 0, 0.5, 1, -1, 0, 1);
+    /* empty matrices, as torch: det 1, a zero least-squares solution */
+    EXPECT(lt_linalg_det(lt_zeros(LT_DIMS(2, 0, 0), LT_F32, dev)), 1, 1);
+    LT_ASSERT_SHAPE(lt_linalg_inv(lt_zeros(LT_DIMS(0, 3, 3), LT_F64, dev)), 0, 3, 3);
+    EXPECT(lt_linalg_lstsq(lt_zeros(LT_DIMS(0, 2), LT_F64, dev), lt_zeros(LT_DIMS(0, 1), LT_F64, dev)), 0, 0);
+    LT_ASSERT_SHAPE(lt_linalg_lstsq(lt_zeros(LT_DIMS(3, 2), LT_F64, dev), lt_zeros(LT_DIMS(3, 0), LT_F64, dev)), 2,
+                    0);
+    LT_ASSERT_SHAPE(lt_linalg_svdvals(lt_zeros(LT_DIMS(3, 0), LT_F32, dev)), 0);
+    LT_ASSERT_SHAPE(lt_linalg_qr(lt_zeros(LT_DIMS(3, 0), LT_F32, dev), NULL), 3, 0);
+    LT_ASSERT_SHAPE(lt_linalg_eigh(lt_zeros(LT_DIMS(0, 0), LT_F32, dev), NULL), 0);
+    EXPECT(lt_matrix_norm_nuc(lt_zeros(LT_DIMS(2, 0, 3), LT_F32, dev), NULL, 0, false), 0, 0);
 }
 
 static void test_known_values_cpu(void **state)

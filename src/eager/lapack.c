@@ -282,8 +282,9 @@ static lt_status lstsq_one(const lapack_job *j, int64_t b, const double *a, cons
 {
     int m = j->m, n = j->n, k = j->k, lda = max_int(m, 1), ldb = max_int(max_int(m, n), 1), info = 0;
     int lwork = -1, rank = 0, iquery = 0;
-    if (m == 0 || n == 0 || k == 0) {
-        memset(x, 0, sizeof(double) * (size_t)n * (size_t)k);
+    if (m == 0 || n == 0 || k == 0) { /* an empty system: X is zero (when it has elements) */
+        if ((size_t)n * (size_t)k > 0)
+            memset(x, 0, sizeof(double) * (size_t)n * (size_t)k);
         return LT_OK;
     }
     double rcond = (j->single ? FLT_EPSILON : DBL_EPSILON) * max_int(m, n), query = 0;

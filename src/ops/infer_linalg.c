@@ -31,7 +31,8 @@ static lt_meta batch_shaped(const lt_meta *m, int lead, const int64_t *tail, int
 {
     int64_t shape[LT_MAX_DIMS];
     memcpy(shape, m->shape, sizeof(int64_t) * (size_t)lead);
-    memcpy(shape + lead, tail, sizeof(int64_t) * (size_t)ntail);
+    if (ntail > 0)
+        memcpy(shape + lead, tail, sizeof(int64_t) * (size_t)ntail);
     return lt_meta_make((lt_dtype)m->dtype, shape, lead + ntail);
 }
 
