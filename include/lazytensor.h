@@ -839,8 +839,10 @@ lt_tensor *lt_norm(lt_tensor *t, double p, const int *dims, int ndims, bool keep
 /** Matrix norm over two dims (ndims 2, or 0 for the last two) of a
  *  floating tensor with >= 2 dims (torch.linalg.matrix_norm): ord 1 / -1
  *  the largest / smallest column sum of |x|, inf / -inf the largest /
- *  smallest row sum. 2, -2 and 'nuc' need singular values and are refused.
- *  A size-0 dim that the max runs over is an error, as in torch. */
+ *  smallest row sum, 2 / -2 the largest / smallest singular value (f32 and
+ *  f64 only, through lt_linalg_svdvals: a lazy fallback). A size-0 dim
+ *  that the max runs over is an error, as in torch (lt_matrix_norm_nuc
+ *  for 'nuc'). */
 lt_tensor *lt_matrix_norm(lt_tensor *t, double ord, const int *dims, int ndims, bool keepdim);
 /** Frobenius norm over two dims (torch.linalg.matrix_norm(ord='fro')). */
 lt_tensor *lt_matrix_norm_fro(lt_tensor *t, const int *dims, int ndims, bool keepdim);
@@ -1189,6 +1191,78 @@ lt_tensor *lt_addbmm(lt_tensor *input, lt_tensor *b1, lt_tensor *b2, double beta
 /** Kronecker product; the operand with fewer dims gets leading sizes of 1.
  *  At most LT_MAX_DIMS / 2 dims. */
 lt_tensor *lt_kron(lt_tensor *a, lt_tensor *b);
+/*
+ * einsum and torch.linalg's LAPACK family.
+ *
+ * lt_einsum is a composition of diagonal views, sums, permutes, reshapes
+ * and lt_matmul: traced, fused and differentiated like its parts.
+ *
+ * The lt_linalg_* functions take f32 or f64 matrices [..., m, n] (any
+ * number of batch dims; a size-0 batch or matrix gives an empty or
+ * identity-like result as in torch) and compute in f64 through the LAPACK
+ * that OpenBLAS ships (f32 results are rounded from it). On the lazy
+ * device they sync their inputs and run eagerly, counted as fallbacks in
+ * the metrics (like lt_nonzero). Gradients, torch's formulas: inv, solve,
+ * det, slogdet (log|det|), cholesky, svdvals and eigh (through the
+ * eigenvalues; a gradient reaching the eigenvectors is an error). qr, svd
+ * and lstsq are not differentiable (an error at backward).
+ */
+/**
+ * torch.einsum: equation "ij,jk->ik" names each dim of the n operands with
+ * a letter (a-z, A-Z; case matters), "..." stands for the leading or
+ * middle dims an operand has beyond its letters (they broadcast, right
+ * aligned). A letter repeated in one operand takes its diagonal; letters
+ * missing from the output are summed. Without "->" the output is the
+ * ellipsis dims then the letters used exactly once, in the order A-Z then
+ * a-z. Size-1 dims broadcast against their letter's size. Spaces are
+ * ignored. The operands share one dtype. Errors name the bad part of the
+ * equation (an unknown character, a subscript count that does not match
+ * an operand's dims, an output letter missing from the inputs or
+ * repeated, sizes that do not broadcast, a stray '.').
+ */
+lt_tensor *lt_einsum(const char *equation, lt_tensor *const *operands, int n);
+/** Inverse of square matrices (torch.linalg.inv); a singular matrix is an
+ *  error naming the batch matrix. */
+lt_tensor *lt_linalg_inv(lt_tensor *a);
+/** Solves A X = B (torch.linalg.solve): A [..., n, n], B [..., n, k], or a
+ *  vector right-hand side B [n] / A's shape without its last dim (then X
+ *  has B's shape). Batch dims broadcast; a singular A is an error. */
+lt_tensor *lt_linalg_solve(lt_tensor *a, lt_tensor *b);
+/** Determinant [...] of square matrices (torch.linalg.det): sign * exp of
+ *  log|det| from the LU factorization, 0 for a singular matrix. Its
+ *  gradient needs an invertible matrix (a singular one gives inf/NaN). */
+lt_tensor *lt_linalg_det(lt_tensor *a);
+/** torch.linalg.slogdet: returns the sign (-1, 0 or 1) of the determinant
+ *  and sets *logabsdet (when not NULL) to log|det| (-inf when singular). */
+lt_tensor *lt_linalg_slogdet(lt_tensor *a, lt_tensor **logabsdet);
+/** Lower Cholesky factor L (A = L L^T) of symmetric positive-definite
+ *  matrices (torch.linalg.cholesky); only the lower triangle of A is read.
+ *  A matrix that is not positive-definite is an error. */
+lt_tensor *lt_linalg_cholesky(lt_tensor *a);
+/** Reduced QR (torch.linalg.qr, mode 'reduced'): returns Q [..., m, k] and
+ *  sets *r (when not NULL) to R [..., k, n], k = min(m, n); LAPACK's
+ *  Householder signs, as torch. */
+lt_tensor *lt_linalg_qr(lt_tensor *a, lt_tensor **r);
+/** Reduced SVD (torch.linalg.svd, full_matrices=False): returns U [..., m,
+ *  k] and sets *s (descending singular values [..., k]) and *vh ([..., k,
+ *  n]) when not NULL. The signs of singular vectors are LAPACK's (gesdd). */
+lt_tensor *lt_linalg_svd(lt_tensor *a, lt_tensor **s, lt_tensor **vh);
+/** Singular values [..., min(m, n)], descending (torch.linalg.svdvals). */
+lt_tensor *lt_linalg_svdvals(lt_tensor *a);
+/** Eigen decomposition of symmetric matrices from their lower triangle
+ *  (torch.linalg.eigh, UPLO='L'): returns the ascending eigenvalues [...,
+ *  n] and sets *eigenvectors (columns, [..., n, n]) when not NULL. */
+lt_tensor *lt_linalg_eigh(lt_tensor *a, lt_tensor **eigenvectors);
+/** Least-squares solution X of A X = B (torch.linalg.lstsq(...).solution):
+ *  A [..., m, n], B [..., m, k], or B with one dim less than A (a vector
+ *  right-hand side, torch's rule for lstsq; X then has B's rank); the
+ *  minimum-norm solution (LAPACK gelsd), singular values below eps(dtype)
+ *  * max(m, n) * the largest counting as zero. Batch dims broadcast. */
+lt_tensor *lt_linalg_lstsq(lt_tensor *a, lt_tensor *b);
+/** Nuclear norm, the sum of the singular values, over two dims as
+ *  lt_matrix_norm takes them (torch.linalg.matrix_norm(ord='nuc')); 0 for
+ *  empty matrices. */
+lt_tensor *lt_matrix_norm_nuc(lt_tensor *t, const int *dims, int ndims, bool keepdim);
 /**
  * 2-D convolution (cross-correlation). x: [N, C, H, W]; w: [O, C/groups,
  * kH, kW]; bias: [O] or NULL. stride, padding, dilation: 2 values each

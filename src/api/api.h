@@ -64,6 +64,10 @@ lt_tensor *lt_conv2d_input_grad(lt_tensor *gy, lt_tensor *w, const int64_t *inpu
 /* The gradient of cumprod(x) along dim given g, the gradient of its output
  * (x's shape): exact where x has zeros. Used by autograd. */
 lt_tensor *lt_cumprod_grad(lt_tensor *x, lt_tensor *g, int dim);
+/* Matrix norms from singular values over dims d0, d1 of t (validated):
+ * ord 2 the largest, -2 the smallest, 0 their sum (nuclear). name: the
+ * public function, for errors. */
+lt_tensor *lt_matrix_norm_singular(const char *name, lt_tensor *t, int d0, int d1, double ord, bool keepdim);
 /* Shorthands used by the op wrappers. */
 lt_tensor *lt_call1(lt_op op, lt_tensor *t, const lt_attrs *a);
 lt_tensor *lt_call2(lt_op op, lt_tensor *x, lt_tensor *y, const lt_attrs *a);

@@ -336,10 +336,12 @@ lt_tensor *lt_matrix_norm(lt_tensor *t, double ord, const int *dims, int ndims, 
     int d0, d1;
     if (matrix_dims("matrix_norm", t, dims, ndims, &d0, &d1) != LT_OK)
         return NULL;
+    if (ord == 2 || ord == -2)
+        return lt_matrix_norm_singular("matrix_norm", t, d0, d1, ord, keepdim);
     if (ord != 1 && ord != -1 && !isinf(ord)) {
         lt_error(LT_ERR_ARGUMENT,
-                 "matrix_norm: ord %g is not supported, expected 1, -1, inf or -inf (lt_matrix_norm_fro for "
-                 "'fro'; 2, -2 and 'nuc' need singular values, which lazytensor does not compute)",
+                 "matrix_norm: ord %g is not supported, expected 1, -1, 2, -2, inf or -inf (lt_matrix_norm_fro "
+                 "for 'fro', lt_matrix_norm_nuc for 'nuc')",
                  ord);
         return NULL;
     }
@@ -415,4 +417,12 @@ lt_tensor *lt_matrix_norm_fro_dtype(lt_tensor *t, const int *dims, int ndims, bo
         return NULL;
     lt_scope_begin();
     return lt_scope_return(lt_matrix_norm_fro(lt_to_dtype(t, dtype), dims, ndims, keepdim));
+}
+
+lt_tensor *lt_matrix_norm_nuc(lt_tensor *t, const int *dims, int ndims, bool keepdim)
+{
+    int d0, d1;
+    if (matrix_dims("matrix_norm_nuc", t, dims, ndims, &d0, &d1) != LT_OK)
+        return NULL;
+    return lt_matrix_norm_singular("matrix_norm_nuc", t, d0, d1, 0, keepdim);
 }

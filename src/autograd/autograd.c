@@ -21,6 +21,7 @@ static void register_all(void)
     lt_grad_register_shape();
     lt_grad_register_nn();
     lt_grad_register_collective();
+    lt_grad_register_linalg();
 }
 
 void lt_grad_set(lt_op op, lt_grad_fn fn) { formulas[op] = fn; }

@@ -86,6 +86,7 @@ void lt_grad_register_scan(void);
 void lt_grad_register_shape(void);
 void lt_grad_register_nn(void);
 void lt_grad_register_collective(void);
+void lt_grad_register_linalg(void);
 
 /* Moves tensors ts[0..n) (and their gradients) to dev in place, keeping
  * their handles: all of them or, on error, none (move.c). op names the

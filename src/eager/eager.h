@@ -36,6 +36,7 @@ void lt_eager_register_reduce(void);
 void lt_eager_register_scan(void);
 void lt_eager_register_select(void);
 void lt_eager_register_quantile(void);
+void lt_eager_register_lapack(void);
 void lt_eager_register_shape(void);
 void lt_eager_register_nn(void);
 void lt_eager_register_random(void); /* called by lt_eager_register_factory */

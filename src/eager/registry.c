@@ -13,6 +13,7 @@ static void register_all(void)
     lt_eager_register_reduce();
     lt_eager_register_select();
     lt_eager_register_quantile();
+    lt_eager_register_lapack();
     lt_eager_register_scan(); /* after reduce: replaces its generic scan kernel */
     lt_eager_register_shape();
     lt_eager_register_nn();

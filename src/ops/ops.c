@@ -23,6 +23,7 @@ static void register_all(void)
     lt_infer_register_nn();
     lt_infer_register_view_scatter();
     lt_infer_register_collective();
+    lt_infer_register_linalg();
 }
 
 void lt_op_set_infer(lt_op op, lt_infer_fn fn) { infer_table[op] = fn; }

@@ -98,6 +98,7 @@ void lt_infer_register_nn(void);
 void lt_infer_register_factory(void);
 void lt_infer_register_view_scatter(void);
 void lt_infer_register_collective(void);
+void lt_infer_register_linalg(void);
 /* The view op (SLICE, SELECT, DIAGONAL) matching a *_SCATTER op. */
 lt_op lt_view_of_scatter(lt_op op);
 

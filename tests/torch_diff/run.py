@@ -59,9 +59,12 @@ def run_units(L, units, dev, lazy):
 
 
 # Ops that may sync and run their eager kernel on the lazy device (counted
-# as "Fallback"): those whose result size depends on the data. Every other
+# as "Fallback"): those whose result size depends on the data, and the
+# LAPACK family (which has no lowering and reports singular inputs at the
+# call, as torch does). Every other
 # op must stay in the lazy graph (traced, lowered or called by the compiled
 # program); a fallback there is a failure of the op.
+LAPACK = "LAPACK routine run eagerly (no lowering)"
 FALLBACK_OK = {
     "nonzero": "result size depends on the data",
     "masked_select": "result size depends on the data (through nonzero)",
@@ -71,6 +74,18 @@ FALLBACK_OK = {
     "unique_dim": "result size depends on the data (through nonzero)",
     "unique_consecutive": "result size depends on the data (through nonzero)",
     "unique_consecutive_dim": "result size depends on the data (through nonzero)",
+    "linalg_inv": LAPACK,
+    "linalg_solve": LAPACK,
+    "linalg_det": LAPACK,
+    "linalg_slogdet": LAPACK,
+    "linalg_slogdet_logabsdet": LAPACK,
+    "linalg_cholesky": LAPACK,
+    "linalg_qr": LAPACK,
+    "linalg_eigh": LAPACK,
+    "linalg_svd": LAPACK,
+    "linalg_svdvals": LAPACK,
+    "linalg_lstsq": LAPACK,
+    "matrix_norm_singular": LAPACK + " (singular values through linalg_svdvals)",
 }
 
 

@@ -620,6 +620,7 @@ iscalar_op("minimum_iscalar", lambda x, s: torch.clamp(x, max=s), scalars=[0, 3]
 import specs_reduce  # noqa: E402,F401  (appends the nansum ... matrix_norm ops)
 import specs_loss  # noqa: E402,F401  (appends the losses and distances)
 import specs_linalg  # noqa: E402,F401  (appends outer, dot, addmm, ..., kron)
+import specs_lapack  # noqa: E402,F401  (appends einsum and the linalg_* LAPACK ops)
 import specs_shape  # noqa: E402,F401  (appends the shaping and indexing family)
 import specs_nnfunc  # noqa: E402,F401  (appends the class losses, normalizations, attention, optimizers)
 import specs_conv  # noqa: E402,F401  (appends the convolution, pooling and resampling family)

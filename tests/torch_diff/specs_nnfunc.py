@@ -114,7 +114,11 @@ add(Op("layer_norm", layer_norm_lt, lambda x, shape, w, b, eps: F.layer_norm(x, 
         Sample(t((3, 1)), [1], None, t((1,)), 1e-5, note="one element"),
         Sample(t((0, 4)), [4], t((4,)), t((4,)), 1e-5, note="empty"),
         Sample(t((2, 3)), [4], None, None, 1e-5, note="wrong shape")],
-       rtol=TRANS, grad_rtol={"float32": 1e-4}))
+       rtol=TRANS, grad_rtol={"float32": 1e-4},
+       xfail=lambda s: ("over one element x - mean is 0 and the result is the bias exactly; torch 1.13 computes "
+                        "x * (rstd * w) + (b - mean * rstd * w), which misses b by about |x| * rstd * 6e-8 "
+                        "(rstd = 316 for eps 1e-5): past 1e-5 relative for some x" if s.note == "one element"
+                        else None)))
 
 add(Op("group_norm", lambda L, x, g, w, b, eps: L.call("lt_group_norm", x, g, w, b, eps),
        lambda x, g, w, b, eps: F.group_norm(x, g, w, b, eps),
