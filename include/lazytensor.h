@@ -1267,7 +1267,10 @@ lt_tensor *lt_matrix_norm_nuc(lt_tensor *t, const int *dims, int ndims, bool kee
  * 2-D convolution (cross-correlation). x: [N, C, H, W]; w: [O, C/groups,
  * kH, kW]; bias: [O] or NULL. stride, padding, dilation: 2 values each
  * (NULL means 1, 0, 1). Output [N, O, Ho, Wo]. An unbatched x [C, H, W]
- * gives [O, Ho, Wo] (likewise for both poolings).
+ * gives [O, Ho, Wo] (likewise for both poolings). Floating operands, or
+ * integer ones of one dtype (i32, i64, u8) as torch accepts them: those
+ * run in f64 and convert back (sums wrap like the type, as in torch;
+ * exact while they stay below 2^53 in magnitude).
  */
 lt_tensor *lt_conv2d(lt_tensor *x, lt_tensor *w, lt_tensor *bias, const int64_t *stride,
                      const int64_t *padding, const int64_t *dilation, int64_t groups);
@@ -1276,15 +1279,18 @@ lt_tensor *lt_conv2d(lt_tensor *x, lt_tensor *w, lt_tensor *bias, const int64_t 
 lt_tensor *lt_max_pool2d(lt_tensor *x, const int64_t *kernel, const int64_t *stride,
                          const int64_t *padding, lt_tensor **indices);
 /** Average pooling over [N, C, H, W]; padded zeros count in the divisor
- *  when count_include_pad is true (PyTorch's default). */
+ *  when count_include_pad is true (PyTorch's default). Floating x, or i64
+ *  (as torch: the mean truncated toward zero). */
 lt_tensor *lt_avg_pool2d(lt_tensor *x, const int64_t *kernel, const int64_t *stride,
                          const int64_t *padding, bool count_include_pad);
 
 /* ---- convolution, pooling and resampling beyond conv2d (torch.nn.functional
  * names and argument order). Each is a composition of conv2d's ops, views,
  * index_select / index_add and reductions: traced and lowered on the lazy
- * device and differentiable. Inputs are floating; an input without its
- * batch dim gives a result without it, where torch accepts one. ---- */
+ * device and differentiable. Inputs are floating, or integer for the
+ * convolutions as for lt_conv2d (transposed ones: i64 only, as torch); an
+ * input without its batch dim gives a result without it, where torch
+ * accepts one. ---- */
 
 /** 1-D convolution: x [N, C, L] (or [C, L]), w [O, C/groups, k], bias [O]
  *  or NULL -> [N, O, Lo], Lo = (L + 2p - d(k-1) - 1) / stride + 1. */

@@ -108,8 +108,34 @@ static void check_interpolate(lt_device dev)
     EXPECT(lt_interpolate(img, NULL, (const double[]){1.0, 1.5}, LT_INTERP_NEAREST, false), 0, 0, 1, 2, 2, 3);
 }
 
+/* Integer inputs keep their dtype (torch's results: 1 2 3 / 4 5 -7 / 7 8 9
+ * against 1 -2 / 3 4, and avg_pool2d's mean truncated toward zero). */
+static void check_integer(lt_device dev)
+{
+    lt_tensor *x = lt_to(LT_T(LT_I64, LT_DIMS(1, 1, 3, 3), 1, 2, 3, 4, 5, -7, 7, 8, 9), dev);
+    lt_tensor *w = lt_to(LT_T(LT_I64, LT_DIMS(1, 1, 2, 2), 1, -2, 3, 4), dev);
+    lt_tensor *y = lt_conv2d(x, w, lt_to(LT_T(LT_I64, LT_DIMS(1), 5), dev), NULL, NULL, NULL, 1);
+    assert_int_equal(lt_tensor_dtype(y), LT_I64);
+    EXPECT(y, 34, -12, 52, 84);
+    y = lt_avg_pool2d(x, PAIR(2, 2), PAIR(1, 1), NULL, true);
+    assert_int_equal(lt_tensor_dtype(y), LT_I64);
+    EXPECT(y, 3, 0, 6, 3); /* 12/4, 3/4, 24/4, 15/4 */
+    lt_tensor *xu = lt_to(LT_T(LT_U8, LT_DIMS(1, 1, 4), 200, 100, 1, 2), dev);
+    y = lt_conv1d(xu, lt_to(LT_T(LT_U8, LT_DIMS(1, 1, 2), 1, 1), dev), NULL, 1, 0, 1, 1);
+    assert_int_equal(lt_tensor_dtype(y), LT_U8);
+    EXPECT(y, 44, 101, 3); /* 300 wraps to 44 */
+    y = lt_conv_transpose1d(lt_to(LT_T(LT_I64, LT_DIMS(1, 1, 2), 3, -4), dev),
+                            lt_to(LT_T(LT_I64, LT_DIMS(1, 1, 2), 1, 2), dev), NULL, 1, 0, 0, 1, 1);
+    assert_int_equal(lt_tensor_dtype(y), LT_I64);
+    EXPECT(y, 3, 2, -8);
+    lt_tensor *xi = lt_to(LT_T(LT_I32, LT_DIMS(1, 1, 2), 3, -4), dev);
+    assert_null(lt_conv_transpose1d(xi, lt_to(LT_T(LT_I32, LT_DIMS(1, 1, 2), 1, 2), dev), NULL, 1, 0, 0, 1, 1));
+    LT_EXPECT_ERROR(LT_ERR_DTYPE, "conv_transpose1d: input i32, weight i32: expected one floating or integer dtype");
+}
+
 static void check_all(lt_device dev)
 {
+    check_integer(dev);
     check_convolutions(dev);
     check_unfold_shuffle(dev);
     check_pooling(dev);
@@ -282,7 +308,7 @@ static void test_errors(void **state)
     assert_null(lt_conv1d(x, lt_zeros(LT_DIMS(2, 4, 9), LT_F32, lt_device_cpu()), NULL, 1, 0, 1, 1));
     LT_EXPECT_ERROR(LT_ERR_SHAPE, "give an empty output");
     assert_null(lt_conv1d(x, lt_zeros(LT_DIMS(2, 4, 2), LT_F64, lt_device_cpu()), NULL, 1, 0, 1, 1));
-    LT_EXPECT_ERROR(LT_ERR_DTYPE, "conv1d: input f32, weight f64: expected one floating dtype");
+    LT_EXPECT_ERROR(LT_ERR_DTYPE, "conv1d: input f32, weight f64: expected one floating or integer dtype");
     assert_null(lt_conv3d(x, lt_zeros(LT_DIMS(2, 4, 1, 1, 1), LT_F32, lt_device_cpu()), NULL, NULL, NULL, NULL, 1));
     LT_EXPECT_ERROR(LT_ERR_SHAPE, "conv3d: input has shape [1, 4, 5], expected 5 dims");
     lt_tensor *w = lt_zeros(LT_DIMS(4, 2, 3, 3), LT_F32, lt_device_cpu());

@@ -553,8 +553,8 @@ static void test_conv2d_bad_inputs(void **state)
     LT_EXPECT_ERROR(LT_ERR_ARGUMENT, "conv2d: dilation is (1, 0)");
     assert_null(lt_conv2d(x, w, MAKE(LT_F32, 3, 5), NULL, NULL, NULL, 1));
     LT_EXPECT_ERROR(LT_ERR_SHAPE, "conv2d: bias has shape [5], expected [6]");
-    assert_null(lt_conv2d(MAKE(LT_I32, 1, 1, 4, 5, 5), w, NULL, NULL, NULL, NULL, 1));
-    LT_EXPECT_ERROR(LT_ERR_DTYPE, "conv2d: argument 0 has dtype i32, expected a floating dtype");
+    assert_null(lt_conv2d(MAKE(LT_BOOL, 1, 1, 4, 5, 5), MAKE(LT_BOOL, 2, 6, 4, 3, 3), NULL, NULL, NULL, NULL, 1));
+    LT_EXPECT_ERROR(LT_ERR_DTYPE, "conv2d: argument 0 has dtype bool, expected a floating dtype");
     assert_null(lt_conv2d(x, MAKE(LT_I64, 2, 6, 4, 3, 3), NULL, NULL, NULL, NULL, 1));
     LT_EXPECT_ERROR(LT_ERR_DTYPE, "argument 1 has dtype i64");
     assert_null(lt_conv2d(NULL, w, NULL, NULL, NULL, NULL, 1));

@@ -22,15 +22,7 @@
  * against torch's rules, so that errors name the op that was called.
  */
 #include "api/api.h"
-
-/* Ends the composite's scope and returns r with one reference for the
- * caller (NULL if r is NULL). */
-static lt_tensor *scope_result(lt_tensor *r)
-{
-    lt_tensor *kept = r ? lt_keep(r) : NULL;
-    lt_scope_end();
-    return kept;
-}
+#include "api/compose.h"
 
 static const char *shape_of(const lt_tensor *t, char *buf, size_t cap)
 {
@@ -91,8 +83,12 @@ static lt_status check_operands(const conv_spec *c, const lt_tensor *x, const lt
     if (w->ndim != nd)
         return lt_error(LT_ERR_SHAPE, "%s: weight has shape %s, expected %d dims", c->name,
                         shape_of(w, sw, sizeof sw), nd);
-    if (!lt_dtype_is_floating(x->dtype) || x->dtype != w->dtype || (bias && bias->dtype != x->dtype))
-        return lt_error(LT_ERR_DTYPE, "%s: input %s, weight %s%s%s: expected one floating dtype", c->name,
+    /* as torch: integer convolutions in i32, i64 and u8, transposed ones in i64 only */
+    bool numeric = lt_dtype_is_floating(x->dtype) || x->dtype == LT_I64 ||
+                   (!c->transposed && (x->dtype == LT_I32 || x->dtype == LT_U8));
+    if (!numeric || x->dtype != w->dtype || (bias && bias->dtype != x->dtype))
+        return lt_error(LT_ERR_DTYPE, "%s: input %s, weight %s%s%s: expected one floating or integer dtype "
+                        "(i32, i64, u8; transposed: i64)", c->name,
                         lt_dtype_name(x->dtype), lt_dtype_name(w->dtype), bias ? ", bias " : "",
                         bias ? lt_dtype_name(bias->dtype) : "");
     int64_t cin = x->shape[x->ndim - c->nsp - 1];
@@ -136,6 +132,13 @@ static lt_status check_conv(conv_spec *c, lt_tensor *x, lt_tensor *w, lt_tensor 
     return LT_OK;
 }
 
+/* Integer operands, which torch accepts (sums wrap like the type), run in
+ * f64 and convert back: torch's results while the sums stay below 2^53 in
+ * magnitude. */
+static bool integer_operands(const lt_tensor *x) { return !lt_dtype_is_floating(x->dtype); }
+static lt_tensor *as_f64(lt_tensor *t) { return t ? lt_to_dtype(t, LT_F64) : NULL; }
+static lt_tensor *integer_result(lt_tensor *r, lt_dtype dt) { return lt_scope_return(r ? lt_to_dtype(r, dt) : NULL); }
+
 /* ---- conv1d, conv3d ---------------------------------------------------------- */
 
 lt_tensor *lt_conv1d(lt_tensor *x, lt_tensor *w, lt_tensor *bias, int64_t stride, int64_t padding,
@@ -145,12 +148,16 @@ lt_tensor *lt_conv1d(lt_tensor *x, lt_tensor *w, lt_tensor *bias, int64_t stride
                    .groups = groups};
     if (check_conv(&c, x, w, bias) != LT_OK)
         return NULL;
+    if (integer_operands(x)) {
+        lt_scope_begin();
+        return integer_result(lt_conv1d(as_f64(x), as_f64(w), as_f64(bias), stride, padding, dilation, groups), x->dtype);
+    }
     lt_scope_begin();
     bool batched = x->ndim == 3;
     lt_tensor *x4 = lt_unsqueeze(batched ? x : lt_unsqueeze(x, 0), 2);
     int64_t s[2] = {1, stride}, p[2] = {0, padding}, d[2] = {1, dilation};
     lt_tensor *y = lt_squeeze(lt_conv2d(x4, lt_unsqueeze(w, 2), bias, s, p, d, groups), 2);
-    return scope_result(batched ? y : lt_squeeze(y, 0));
+    return lt_scope_return(batched ? y : lt_squeeze(y, 0));
 }
 
 /* x [N, C, D, H, W] with its depth taps stacked into the channels:
@@ -189,6 +196,10 @@ lt_tensor *lt_conv3d(lt_tensor *x, lt_tensor *w, lt_tensor *bias, const int64_t 
     read_sizes(c.dilation, dilation, 3, 1);
     if (check_conv(&c, x, w, bias) != LT_OK)
         return NULL;
+    if (integer_operands(x)) {
+        lt_scope_begin();
+        return integer_result(lt_conv3d(as_f64(x), as_f64(w), as_f64(bias), stride, padding, dilation, groups), x->dtype);
+    }
     lt_scope_begin();
     bool batched = x->ndim == 5;
     lt_tensor *x5 = batched ? x : lt_unsqueeze(x, 0);
@@ -199,7 +210,7 @@ lt_tensor *lt_conv3d(lt_tensor *x, lt_tensor *w, lt_tensor *bias, const int64_t 
     int64_t split[5] = {n, c.out[0], ws[0], c.out[1], c.out[2]};
     int perm[5] = {0, 2, 1, 3, 4};
     y = lt_contiguous(lt_permute(lt_reshape(y, split, 5), perm, 5));
-    return scope_result(batched ? y : lt_squeeze(y, 0));
+    return lt_scope_return(batched ? y : lt_squeeze(y, 0));
 }
 
 /* ---- transposed convolutions --------------------------------------------------- */
@@ -238,10 +249,14 @@ lt_tensor *lt_conv_transpose2d(lt_tensor *x, lt_tensor *w, lt_tensor *bias, cons
     read_sizes(c.dilation, dilation, 2, 1);
     if (check_conv(&c, x, w, bias) != LT_OK)
         return NULL;
+    if (integer_operands(x)) {
+        lt_scope_begin();
+        return integer_result(lt_conv_transpose2d(as_f64(x), as_f64(w), as_f64(bias), stride, padding, output_padding, groups, dilation), x->dtype);
+    }
     lt_scope_begin();
     bool batched = x->ndim == 4;
     lt_tensor *y = transpose2d(batched ? x : lt_unsqueeze(x, 0), w, bias, &c);
-    return scope_result(batched ? y : lt_squeeze(y, 0));
+    return lt_scope_return(batched ? y : lt_squeeze(y, 0));
 }
 
 lt_tensor *lt_conv_transpose1d(lt_tensor *x, lt_tensor *w, lt_tensor *bias, int64_t stride, int64_t padding,
@@ -252,6 +267,10 @@ lt_tensor *lt_conv_transpose1d(lt_tensor *x, lt_tensor *w, lt_tensor *bias, int6
                    .groups = groups};
     if (check_conv(&c, x, w, bias) != LT_OK)
         return NULL;
+    if (integer_operands(x)) {
+        lt_scope_begin();
+        return integer_result(lt_conv_transpose1d(as_f64(x), as_f64(w), as_f64(bias), stride, padding, output_padding, groups, dilation), x->dtype);
+    }
     lt_scope_begin();
     bool batched = x->ndim == 3;
     lt_tensor *x4 = lt_unsqueeze(batched ? x : lt_unsqueeze(x, 0), 2);
@@ -259,7 +278,7 @@ lt_tensor *lt_conv_transpose1d(lt_tensor *x, lt_tensor *w, lt_tensor *bias, int6
                     .dilation = {1, dilation}, .output_padding = {0, output_padding}, .groups = groups,
                     .out = {1, c.out[0]}};
     lt_tensor *y = lt_squeeze(transpose2d(x4, lt_unsqueeze(w, 2), bias, &c2), 2);
-    return scope_result(batched ? y : lt_squeeze(y, 0));
+    return lt_scope_return(batched ? y : lt_squeeze(y, 0));
 }
 
 /* ---- pixel_shuffle, pixel_unshuffle -------------------------------------------- */
@@ -303,7 +322,7 @@ lt_tensor *lt_pixel_shuffle(lt_tensor *x, int64_t r)
     merged[lead] = c / (r * r), merged[lead + 1] = h * r, merged[lead + 2] = w * r;
     lt_scope_begin();
     lt_tensor *y = lt_reshape(lt_permute(lt_reshape(x, split, nd + 2), perm, nd + 2), merged, nd);
-    return scope_result(y);
+    return lt_scope_return(y);
 }
 
 /* The inverse: [lead..., C, H*r, W*r] -> [lead..., C*r*r, H, W]. */
@@ -330,5 +349,5 @@ lt_tensor *lt_pixel_unshuffle(lt_tensor *x, int64_t r)
     merged[lead] = c * r * r, merged[lead + 1] = h / r, merged[lead + 2] = w / r;
     lt_scope_begin();
     lt_tensor *y = lt_reshape(lt_permute(lt_reshape(x, split, nd + 2), perm, nd + 2), merged, nd);
-    return scope_result(y);
+    return lt_scope_return(y);
 }

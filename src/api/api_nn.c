@@ -8,8 +8,14 @@
  *
  * An unbatched input [C, H, W] (torch accepts one) runs as a batch of one:
  * a size-1 dim is added in front and taken away from the results.
+ *
+ * Integer inputs, which torch accepts for conv2d (i32, i64, u8: sums wrap
+ * like the type) and avg_pool2d (i64: the mean truncated toward zero), run
+ * in f64 and convert back; the results are torch's while the sums stay
+ * below 2^53 in magnitude.
  */
 #include "api/api.h"
+#include "api/compose.h"
 
 /* True for a valid 3-D tensor (an unbatched image). */
 static bool unbatched(lt_tensor *x) { return x && lt_check_tensor("nn", x, 0) == LT_OK && lt_tensor_ndim(x) == 3; }
@@ -35,9 +41,34 @@ static void put_pair(lt_attrs *a, int at, const int64_t *v, int64_t fallback)
     a->i[at + 1] = v ? v[1] : fallback;
 }
 
+/* t is a valid tensor of dtype dt (no error is set either way). */
+static bool has_dtype(lt_tensor *t, lt_dtype dt)
+{
+    return t && lt_check_tensor("nn", t, 0) == LT_OK && lt_tensor_dtype(t) == dt;
+}
+
+/* The integer dtype of x when x, w and bias (if any) share it; -1 otherwise. */
+static int shared_integer_dtype(lt_tensor *x, lt_tensor *w, lt_tensor *bias)
+{
+    if (!x || lt_check_tensor("nn", x, 0) != LT_OK)
+        return -1;
+    lt_dtype dt = lt_tensor_dtype(x);
+    if (dt != LT_I32 && dt != LT_I64 && dt != LT_U8)
+        return -1;
+    return has_dtype(w, dt) && (!bias || has_dtype(bias, dt)) ? (int)dt : -1;
+}
+
+static lt_tensor *as_f64(lt_tensor *t) { return t ? lt_to_dtype(t, LT_F64) : NULL; }
+
 lt_tensor *lt_conv2d(lt_tensor *x, lt_tensor *w, lt_tensor *bias, const int64_t *stride,
                      const int64_t *padding, const int64_t *dilation, int64_t groups)
 {
+    int idt = shared_integer_dtype(x, w, bias);
+    if (idt >= 0) {
+        lt_scope_begin();
+        lt_tensor *r = lt_conv2d(as_f64(x), as_f64(w), as_f64(bias), stride, padding, dilation, groups);
+        return lt_scope_return(r ? lt_to_dtype(r, (lt_dtype)idt) : NULL);
+    }
     if (unbatched(x)) {
         lt_scope_begin();
         return rebatch_close(lt_conv2d(lt_unsqueeze(x, 0), w, bias, stride, padding, dilation, groups), NULL);
@@ -120,6 +151,11 @@ lt_tensor *lt_max_pool2d(lt_tensor *x, const int64_t *kernel, const int64_t *str
 lt_tensor *lt_avg_pool2d(lt_tensor *x, const int64_t *kernel, const int64_t *stride,
                          const int64_t *padding, bool count_include_pad)
 {
+    if (has_dtype(x, LT_I64)) { /* the conversion back truncates toward zero */
+        lt_scope_begin();
+        lt_tensor *r = lt_avg_pool2d(as_f64(x), kernel, stride, padding, count_include_pad);
+        return lt_scope_return(r ? lt_to_dtype(r, LT_I64) : NULL);
+    }
     if (unbatched(x)) {
         lt_scope_begin();
         return rebatch_close(lt_avg_pool2d(lt_unsqueeze(x, 0), kernel, stride, padding, count_include_pad), NULL);

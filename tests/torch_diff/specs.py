@@ -455,9 +455,12 @@ add(Op("conv2d", lambda L, x, w, b, s, p, d, g: L.call("lt_conv2d", x, w, b, pai
         Sample(t((1, 4, 7, 5)), t((6, 2, 2, 3)), None, 2, 1, 1, 2),
         Sample(t((1, 2, 8, 8), np.float64), t((2, 2, 3, 3), np.float64), t((2,), np.float64), 1, 2, 2, 1),
         Sample(t((3, 6, 6)), t((4, 3, 3, 3)), None, 1, 0, 1, 1, note="no batch dim"),
-        Sample(t((1, 2, 5, 5), np.int64), t((2, 2, 3, 3), np.int64), None, 1, 0, 1, 1, note="i64")],
-       rtol=BLAS, grad_rtol={"float32": 1e-4},
-       xfail=lambda s: "integer conv2d is refused (no integer kernel)" if s.note == "i64" else None))
+        Sample(t((1, 2, 5, 5), np.int64), t((2, 2, 3, 3), np.int64), None, 1, 0, 1, 1, note="i64"),
+        Sample(t((2, 2, 5, 4), np.int32), t((2, 1, 2, 2), np.int32), t((2,), np.int32), 1, 1, 1, 2, note="i32"),
+        Sample(t((1, 3, 4, 4), np.uint8), t((2, 3, 2, 2), np.uint8), t((2,), np.uint8), 2, 0, 1, 1,
+               note="u8, sums wrap"),
+        Sample(t((3, 5, 5), np.int64), t((1, 3, 3, 3), np.int64), None, 1, 1, 2, 1, note="i64, no batch dim")],
+       rtol=BLAS, grad_rtol={"float32": 1e-4}))
 add(Op("max_pool2d", lambda L, x, k, s, p: L.call("lt_max_pool2d", x, pair(k), pair(s), pair(p), "out"),
        lambda x, k, s, p: F.max_pool2d(x, k, s, p, return_indices=True),
        [Sample(t((2, 3, 6, 6)), 2, None, 0), Sample(t((1, 2, 7, 5)), 3, 2, 1),
@@ -467,8 +470,10 @@ add(Op("avg_pool2d", lambda L, x, k, s, p, c: L.call("lt_avg_pool2d", x, pair(k)
        lambda x, k, s, p, c: F.avg_pool2d(x, k, s, p, count_include_pad=c),
        [Sample(t((2, 3, 6, 6)), 2, None, 0, True), Sample(t((1, 2, 7, 5)), 3, 2, 1, True),
         Sample(t((1, 2, 7, 5)), 3, 2, 1, False), Sample(t((2, 5, 5)), 2, None, 0, True, note="no batch dim"),
-        Sample(t((1, 2, 4, 4), np.int64), 2, None, 0, True, note="i64")],
-       xfail=lambda s: "integer avg_pool2d is refused (no integer kernel)" if s.note == "i64" else None))
+        Sample(t((1, 2, 4, 4), np.int64), 2, None, 0, True, note="i64"),
+        Sample(t((1, 2, 5, 4), np.int64), 3, 2, 1, False, note="i64, padding not counted"),
+        Sample(t((2, 5, 5), np.int64), 2, 1, 1, True, note="i64, no batch dim"),
+        Sample(t((1, 2, 4, 4), np.int32), 2, None, 0, True, note="i32: refused by both")]))
 add(Op("cross_entropy", call("lt_cross_entropy"), lambda x, y, ls: F.cross_entropy(x, y, label_smoothing=ls),
        [Sample(t((4, 5)), IDX((4,), 5), 0.0), Sample(t((4, 5), np.float64), IDX((4,), 5), 0.1),
         Sample(t((5, 4), layout="t"), IDX((4,), 5), 0.0)], rtol=TRANS, grad_rtol={"float32": 1e-4}))

@@ -42,7 +42,6 @@ add(Op("conv1d", lambda L, x, w, b, s, p, d, g: L.call("lt_conv1d", x, w, b, s, 
         Sample(t((2, 6, 5)), t((6, 1, 3)), t((6,)), 1, 1, 1, 6, note="depthwise"),
         Sample(t((2, 3, 5), np.int64), t((2, 3, 3), np.int64), None, 1, 0, 1, 1, note="i64"),
         Sample(t((2, 3, 2)), t((2, 3, 3)), None, 1, 0, 1, 1, note="too short")],
-       xfail=lambda s: "integer convolutions are refused (no integer kernel)" if s.note == "i64" else None,
        **CONV_TOL))
 
 add(Op("conv3d", lambda L, x, w, b, s, p, d, g: L.call("lt_conv3d", x, w, b, three(s), three(p), three(d), g),
@@ -53,7 +52,8 @@ add(Op("conv3d", lambda L, x, w, b, s, p, d, g: L.call("lt_conv3d", x, w, b, thr
         Sample(t((2, 4, 5, 3)), t((3, 2, 2, 2, 2)), None, 1, 0, (2, 1, 1), 1, note="no batch dim"),
         Sample(t((1, 3, 4, 5, 6), layout="t"), t((2, 3, 1, 3, 3)), t((2,)), (1, 2, 1), 1, 1, 1, note="views"),
         Sample(t((1, 1, 1, 1, 1)), t((2, 1, 1, 1, 1)), None, 1, 0, 1, 1, note="size 1"),
-        Sample(t((1, 2, 5, 4, 4)), t((2, 2, 3, 2, 2)), None, (3, 1, 1), (2, 0, 0), 1, 1, note="depth stride")],
+        Sample(t((1, 2, 5, 4, 4)), t((2, 2, 3, 2, 2)), None, (3, 1, 1), (2, 0, 0), 1, 1, note="depth stride"),
+        Sample(t((1, 2, 3, 4, 4), np.int64), t((2, 2, 2, 2, 2), np.int64), t((2,), np.int64), 1, 1, 1, 1, note="i64")],
        **CONV_TOL))
 
 add(Op("conv_transpose2d",
@@ -67,7 +67,10 @@ add(Op("conv_transpose2d",
         Sample(t((2, 3, 4, 5), layout="t"), t((3, 2, 2, 2), layout="s"), None, 1, 0, 0, 1, 1, note="views"),
         Sample(t((1, 1, 1, 1)), t((1, 1, 1, 1)), t((1,)), 1, 0, 0, 1, 1, note="size 1"),
         Sample(t((1, 2, 3, 3)), t((2, 1, 3, 3)), None, 2, 2, 1, 1, 1, note="crop"),
-        Sample(t((1, 2, 3, 3)), t((2, 1, 3, 3)), None, 1, 0, 1, 1, 1, note="output_padding too big")],
+        Sample(t((1, 2, 3, 3)), t((2, 1, 3, 3)), None, 1, 0, 1, 1, 1, note="output_padding too big"),
+        Sample(t((1, 2, 3, 3), np.int32), t((2, 3, 2, 2), np.int32), t((3,), np.int32), 2, 1, 1, 1, 1, note="i32: refused by both"),
+        Sample(t((1, 2, 3, 3), np.uint8), t((2, 1, 2, 2), np.uint8), None, 2, 0, 0, 1, 1, note="u8: refused by both"),
+        Sample(t((1, 2, 3, 3), np.int64), t((2, 3, 2, 2), np.int64), t((3,), np.int64), 2, 1, 1, 1, 1, note="i64")],
        **CONV_TOL))
 
 add(Op("conv_transpose1d",
@@ -78,7 +81,8 @@ add(Op("conv_transpose1d",
         Sample(t((2, 2, 7), F64), t((2, 3, 2), F64), t((6,), F64), 2, 0, 1, 2, 3, note="dilation"),
         Sample(t((3, 5)), t((3, 2, 2)), None, 2, 0, 0, 1, 1, note="no batch dim"),
         Sample(t((2, 6, 3), layout="t"), t((3, 2, 2)), t((2,)), 1, 1, 0, 1, 1, note="views"),
-        Sample(t((1, 1, 1)), t((1, 1, 1)), None, 1, 0, 0, 1, 1, note="size 1")],
+        Sample(t((1, 1, 1)), t((1, 1, 1)), None, 1, 0, 0, 1, 1, note="size 1"),
+        Sample(t((2, 2, 4), np.int64), t((2, 3, 2), np.int64), t((3,), np.int64), 2, 0, 1, 1, 1, note="i64")],
        **CONV_TOL))
 
 # ---- unfold, fold, pixel shuffles -----------------------------------------------
