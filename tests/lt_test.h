@@ -159,6 +159,20 @@ static inline bool lt_test_use_backend(const char *name)
     return false;
 }
 
+/* Runs check on the lazy device once per backend this machine can run
+ * (interp, then cpu), each time in a scope of its own. */
+static inline void lt_test_each_lazy_backend(void (*check)(lt_device dev))
+{
+    const char *backends[] = {"interp", "cpu"};
+    for (int b = 0; b < 2; b++) {
+        if (!lt_test_use_backend(backends[b]))
+            continue;
+        lt_scope_begin();
+        check(lt_device_parse("lazy"));
+        assert_int_equal(lt_scope_end(), LT_OK);
+    }
+}
+
 /* Every dtype, for tests that sweep them. */
 static const lt_dtype lt_test_all_dtypes[] = {LT_F32, LT_F64, LT_I32, LT_I64, LT_U8, LT_BOOL, LT_BF16, LT_F16};
 #define LT_TEST_N_DTYPES (int)(sizeof lt_test_all_dtypes / sizeof lt_test_all_dtypes[0])

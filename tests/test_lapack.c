@@ -8,18 +8,8 @@
 
 #include <math.h>
 
-static void expect_values(lt_tensor *t, const double *expected, int64_t n)
-{
-    assert_non_null(t);
-    assert_int_equal(lt_tensor_numel(t), n);
-    double *v = lt_test_values(t);
-    for (int64_t i = 0; i < n; i++)
-        if (!(v[i] == expected[i] || fabs(v[i] - expected[i]) <= 1e-6 * (1 + fabs(expected[i]))))
-            fail_msg("element %lld: %.10g, expected %.10g", (long long)i, v[i], expected[i]);
-    free(v);
-}
-#define EXPECT(t, ...) \
-    expect_values((t), (const double[]){__VA_ARGS__}, (int64_t)(sizeof((double[]){__VA_ARGS__}) / sizeof(double)))
+/* Values to a relative 1e-6 (lt_test.h). */
+#define EXPECT(t, ...) LT_ASSERT_VALUES((t), 1e-6, __VA_ARGS__)
 
 /* ---- known values ------------------------------------------------------- */
 
@@ -92,23 +82,22 @@ static void check_factorizations(lt_device dev)
     EXPECT(lt_matrix_norm_nuc(lt_zeros(LT_DIMS(2, 0, 3), LT_F32, dev), NULL, 0, false), 0, 0);
 }
 
+static void check_all(lt_device dev)
+{
+    check_einsum(dev);
+    check_factorizations(dev);
+}
+
 static void test_known_values_cpu(void **state)
 {
     (void)state;
-    check_einsum(lt_device_cpu());
-    check_factorizations(lt_device_cpu());
+    check_all(lt_device_cpu());
 }
 
 static void test_known_values_lazy(void **state)
 {
     (void)state;
-    const char *backends[] = {"interp", "cpu"};
-    for (int b = 0; b < 2; b++) {
-        if (!lt_test_use_backend(backends[b]))
-            continue;
-        check_einsum(lt_device_parse("lazy"));
-        check_factorizations(lt_device_parse("lazy"));
-    }
+    lt_test_each_lazy_backend(check_all);
 }
 
 /* ---- lazy: einsum traces, the LAPACK ops fall back --------------------------- */

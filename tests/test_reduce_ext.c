@@ -95,14 +95,7 @@ static void test_known_values_cpu(void **state)
 static void test_known_values_lazy(void **state)
 {
     (void)state;
-    const char *backends[] = {"interp", "cpu"};
-    for (int b = 0; b < 2; b++) {
-        if (!lt_test_use_backend(backends[b]))
-            continue;
-        lt_scope_begin();
-        check_known_values(lt_device_parse("lazy"));
-        assert_int_equal(lt_scope_end(), LT_OK);
-    }
+    lt_test_each_lazy_backend(check_known_values);
 }
 
 /* nansum with its NaN masking is one fused reduction kernel; a 2-norm is

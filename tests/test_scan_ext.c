@@ -127,19 +127,18 @@ static void test_known_values_cpu(void **state)
     check_quantiles(lt_device_cpu());
 }
 
+
+static void check_all(lt_device dev)
+{
+    check_known_values(dev);
+    check_selections(dev);
+    check_quantiles(dev);
+}
+
 static void test_known_values_lazy(void **state)
 {
     (void)state;
-    const char *backends[] = {"interp", "cpu"};
-    for (int b = 0; b < 2; b++) {
-        if (!lt_test_use_backend(backends[b]))
-            continue;
-        lt_scope_begin();
-        check_known_values(lt_device_parse("lazy"));
-        check_selections(lt_device_parse("lazy"));
-        check_quantiles(lt_device_parse("lazy"));
-        assert_int_equal(lt_scope_end(), LT_OK);
-    }
+    lt_test_each_lazy_backend(check_all);
 }
 
 /* On the compiled backend a scan is a call into its eager kernel inside

@@ -8,18 +8,8 @@
 
 #include <math.h>
 
-static void expect_values(lt_tensor *t, const double *expected, int64_t n)
-{
-    assert_non_null(t);
-    assert_int_equal(lt_tensor_numel(t), n);
-    double *v = lt_test_values(t);
-    for (int64_t i = 0; i < n; i++)
-        if (!(v[i] == expected[i] || fabs(v[i] - expected[i]) <= 1e-6 * (1 + fabs(expected[i]))))
-            fail_msg("element %lld: %.10g, expected %.10g", (long long)i, v[i], expected[i]);
-    free(v);
-}
-#define EXPECT(t, ...) \
-    expect_values((t), (const double[]){__VA_ARGS__}, (int64_t)(sizeof((double[]){__VA_ARGS__}) / sizeof(double)))
+/* Values to a relative 1e-6 (lt_test.h). */
+#define EXPECT(t, ...) LT_ASSERT_VALUES((t), 1e-6, __VA_ARGS__)
 
 /* ---- known values ------------------------------------------------------- */
 
@@ -83,25 +73,23 @@ static void check_misc(lt_device dev)
     EXPECT(cnt, 1, 1, 3);
 }
 
+static void check_all(lt_device dev)
+{
+    check_rearranging(dev);
+    check_indexing(dev);
+    check_misc(dev);
+}
+
 static void test_known_values_cpu(void **state)
 {
     (void)state;
-    check_rearranging(lt_device_cpu());
-    check_indexing(lt_device_cpu());
-    check_misc(lt_device_cpu());
+    check_all(lt_device_cpu());
 }
 
 static void test_known_values_lazy(void **state)
 {
     (void)state;
-    const char *backends[] = {"interp", "cpu"};
-    for (int b = 0; b < 2; b++) {
-        if (!lt_test_use_backend(backends[b]))
-            continue;
-        check_rearranging(lt_device_parse("lazy"));
-        check_indexing(lt_device_parse("lazy"));
-        check_misc(lt_device_parse("lazy"));
-    }
+    lt_test_each_lazy_backend(check_all);
 }
 
 /* ---- the lazy device traces the compositions --------------------------------- */

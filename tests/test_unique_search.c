@@ -120,10 +120,7 @@ static void test_known_values_cpu(void **state)
 static void test_known_values_lazy(void **state)
 {
     (void)state;
-    const char *backends[] = {"interp", "cpu"};
-    for (int b = 0; b < 2; b++)
-        if (lt_test_use_backend(backends[b]))
-            run_all(lt_device_parse("lazy"));
+    lt_test_each_lazy_backend(run_all);
 }
 
 /* ---- gradients through the dtype casts ------------------------------------------ */

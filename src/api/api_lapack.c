@@ -10,17 +10,9 @@
  * vector right-hand side. det is sign * exp(log|det|) of slogdet.
  */
 #include "api/api.h"
+#include "api/compose.h"
 
 #define SHAPE_BUF 160
-
-static lt_tensor *close_scope(lt_tensor *r, lt_origin caller)
-{
-    lt_origin_restore(caller);
-    if (r)
-        r = lt_keep(r);
-    lt_scope_end();
-    return r;
-}
 
 /* t is a tensor with at least `min_dims` dims. */
 static lt_status check_dims(const char *op, lt_tensor *t, int index, const char *name, int min_dims)
@@ -73,7 +65,7 @@ lt_tensor *lt_linalg_det(lt_tensor *a)
     lt_origin caller = lt_origin_enter(op);
     lt_tensor *logabs = NULL;
     lt_tensor *sign = lt_linalg_slogdet(a, &logabs);
-    return close_scope(sign ? lt_mul(sign, lt_exp(logabs)) : NULL, caller);
+    return lt_scope_return_from(sign ? lt_mul(sign, lt_exp(logabs)) : NULL, caller);
 }
 
 lt_tensor *lt_linalg_cholesky(lt_tensor *a)
@@ -201,7 +193,7 @@ static lt_tensor *solve_like(lt_op opcode, const char *op, lt_tensor *a, lt_tens
         if (r && vector)
             r = lt_squeeze(r, -1);
     }
-    return close_scope(r, caller);
+    return lt_scope_return_from(r, caller);
 }
 
 lt_tensor *lt_linalg_solve(lt_tensor *a, lt_tensor *b)
@@ -230,5 +222,5 @@ lt_tensor *lt_matrix_norm_singular(const char *name, lt_tensor *t, int d0, int d
         r = lt_unsqueeze(r, d0 < d1 ? d0 : d1);
         r = lt_unsqueeze(r, d0 < d1 ? d1 : d0);
     }
-    return close_scope(r, caller);
+    return lt_scope_return_from(r, caller);
 }

@@ -19,20 +19,10 @@
  * are traced and lowered on the lazy device and differentiable.
  */
 #include "api/api.h"
+#include "api/compose.h"
 
 #include <math.h>
 #include <stdlib.h>
-
-/* Ends the composite's scope and returns r with one reference for the
- * caller (NULL if r is NULL); *extra, when given, likewise. */
-static lt_tensor *scope_result2(lt_tensor *r, lt_tensor **extra)
-{
-    lt_tensor *kept = r ? lt_keep(r) : NULL;
-    if (extra)
-        *extra = kept && *extra ? lt_keep(*extra) : NULL;
-    lt_scope_end();
-    return kept;
-}
 
 /* x: floating, nsp + 1 or nsp + 2 dims, sizes after the batch not 0. */
 static lt_status check_input(const char *name, lt_tensor *x, int nsp, bool need_batch)
@@ -130,7 +120,7 @@ lt_tensor *lt_adaptive_avg_pool2d(lt_tensor *x, const int64_t *output_size)
     int h = x->ndim - 2, w = x->ndim - 1;
     lt_tensor *sums = pool_cells(pool_cells(x, w, output_size[1], false, NULL), h, output_size[0], false, NULL);
     lt_tensor *areas = cell_areas(x->shape[h], output_size[0], x->shape[w], output_size[1], x);
-    return scope_result2(lt_div(sums, areas), NULL);
+    return lt_scope_return(lt_div(sums, areas));
 }
 
 lt_tensor *lt_adaptive_avg_pool1d(lt_tensor *x, int64_t output_size)
@@ -142,7 +132,7 @@ lt_tensor *lt_adaptive_avg_pool1d(lt_tensor *x, int64_t output_size)
     int d = x->ndim - 1;
     lt_tensor *sums = pool_cells(x, d, output_size, false, NULL);
     lt_tensor *areas = lt_squeeze(cell_areas(1, 1, x->shape[d], output_size, x), 0);
-    return scope_result2(lt_div(sums, areas), NULL);
+    return lt_scope_return(lt_div(sums, areas));
 }
 
 lt_tensor *lt_adaptive_max_pool1d(lt_tensor *x, int64_t output_size, lt_tensor **indices)
@@ -157,7 +147,7 @@ lt_tensor *lt_adaptive_max_pool1d(lt_tensor *x, int64_t output_size, lt_tensor *
     lt_tensor *y = pool_cells(x, x->ndim - 1, output_size, true, &pos);
     if (indices)
         *indices = pos;
-    return scope_result2(y, indices);
+    return lt_scope_return2(y, indices);
 }
 
 lt_tensor *lt_adaptive_max_pool2d(lt_tensor *x, const int64_t *output_size, lt_tensor **indices)
@@ -191,7 +181,7 @@ lt_tensor *lt_adaptive_max_pool2d(lt_tensor *x, const int64_t *output_size, lt_t
             free(cols);
         *indices = lt_add(lt_mul_iscalar(row, x->shape[w]), winner_col);
     }
-    return scope_result2(y, indices);
+    return lt_scope_return2(y, indices);
 }
 
 /* ---- interpolate -------------------------------------------------------------------- */
@@ -325,5 +315,5 @@ lt_tensor *lt_interpolate(lt_tensor *x, const int64_t *size, const double *scale
         int64_t m = size ? size[i] : (int64_t)floor((double)x->shape[2 + i] * scale_factor[i]);
         r = resample_dim(r, 2 + i, m, scale_factor ? scale_factor[i] : 0.0, mode, align_corners);
     }
-    return scope_result2(r, NULL);
+    return lt_scope_return(r);
 }

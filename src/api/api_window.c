@@ -20,26 +20,10 @@
  * poolings too, on unit-height images).
  */
 #include "api/api.h"
+#include "api/compose.h"
 
 #include <math.h>
 #include <stdlib.h>
-
-/* Ends the composite's scope and returns r with one reference for the
- * caller (NULL if r is NULL). */
-static lt_tensor *scope_result(lt_tensor *r)
-{
-    lt_tensor *kept = r ? lt_keep(r) : NULL;
-    lt_scope_end();
-    return kept;
-}
-
-/* Like scope_result, also handing *extra (when given) to the caller. */
-static lt_tensor *scope_result2(lt_tensor *r, lt_tensor **extra)
-{
-    if (extra)
-        *extra = r && *extra ? lt_keep(*extra) : NULL;
-    return scope_result(r);
-}
 
 /* A 2-D sliding window over planes of in[0] x in[1]. */
 typedef struct window2d {
@@ -192,7 +176,7 @@ lt_tensor *lt_unfold(lt_tensor *x, const int64_t *kernel, const int64_t *dilatio
     lt_tensor *x4 = batched ? x : lt_unsqueeze(x, 0);
     int64_t dims[3] = {x4->shape[0], x4->shape[1] * w.k[0] * w.k[1], w.out[0] * w.out[1]};
     lt_tensor *y = lt_reshape(gather_windows(pad_plane(x4, &w, 0.0), &w), dims, 3);
-    return scope_result(batched ? y : lt_squeeze(y, 0));
+    return lt_scope_return(batched ? y : lt_squeeze(y, 0));
 }
 
 /* fold's input [N, C*kH*kW, L] against the window: L blocks expected. */
@@ -236,7 +220,7 @@ lt_tensor *lt_fold(lt_tensor *x, const int64_t *output_size, const int64_t *kern
     lt_tensor *y = lt_reshape(img, dims, 4);
     if (w.p[0] || w.p[1])
         y = lt_pad(y, crop, 4, LT_PAD_CONSTANT, 0.0);
-    return scope_result(batched ? y : lt_squeeze(y, 0));
+    return lt_scope_return(batched ? y : lt_squeeze(y, 0));
 }
 
 /* ---- pooling ----------------------------------------------------------------------- */
@@ -365,7 +349,7 @@ static lt_tensor *pool_general(lt_tensor *x, const window2d *w, bool is_max, boo
         if (indices && *indices)
             *indices = lt_squeeze(*indices, 0);
     }
-    return scope_result2(y, indices);
+    return lt_scope_return2(y, indices);
 }
 
 lt_tensor *lt_max_pool2d_ext(lt_tensor *x, const int64_t *kernel, const int64_t *stride, const int64_t *padding,
@@ -417,7 +401,7 @@ lt_tensor *lt_max_pool1d(lt_tensor *x, int64_t kernel, int64_t stride, int64_t p
     lt_tensor *r = lt_squeeze(y, -2);
     if (indices && *indices)
         *indices = lt_squeeze(*indices, -2);
-    return scope_result2(r, indices);
+    return lt_scope_return2(r, indices);
 }
 
 lt_tensor *lt_avg_pool1d(lt_tensor *x, int64_t kernel, int64_t stride, int64_t padding, bool ceil_mode,
@@ -430,5 +414,5 @@ lt_tensor *lt_avg_pool1d(lt_tensor *x, int64_t kernel, int64_t stride, int64_t p
     lt_scope_begin();
     lt_tensor *y = plain_window(&w) ? lt_avg_pool2d(lift_1d(x), w.k, w.s, w.p, count_include_pad)
                                     : pool_general(lift_1d(x), &w, false, count_include_pad, 0, NULL);
-    return scope_result(lt_squeeze(y, -2));
+    return lt_scope_return(lt_squeeze(y, -2));
 }

@@ -17,6 +17,15 @@ static inline lt_tensor *lt_scope_return(lt_tensor *r)
     return kept;
 }
 
+/* As lt_scope_return, also handing *extra (when given and r is not NULL)
+ * to the caller; *extra becomes NULL when r is NULL. */
+static inline lt_tensor *lt_scope_return2(lt_tensor *r, lt_tensor **extra)
+{
+    if (extra)
+        *extra = r && *extra ? lt_keep(*extra) : NULL;
+    return lt_scope_return(r);
+}
+
 /* As lt_scope_return for a composite that named itself the origin of its
  * lazy nodes (lt_origin_enter): the caller's origin is restored first. */
 static inline lt_tensor *lt_scope_return_from(lt_tensor *r, lt_origin caller)

@@ -15,6 +15,7 @@
  *     embedding_renorm_.
  */
 #include "lazy/lazy.h"
+#include "api/compose.h"
 #include "nn/nn_internal.h"
 
 #include <math.h>
@@ -24,15 +25,6 @@
 static const char *shape_of(lt_tensor *t, char *buf, size_t cap)
 {
     return lt_shape_str(lt_tensor_shape(t), lt_tensor_ndim(t), buf, cap);
-}
-
-static lt_tensor *close_with(lt_tensor *r, lt_origin caller)
-{
-    lt_origin_restore(caller);
-    if (r)
-        r = lt_keep(r);
-    lt_scope_end();
-    return r;
 }
 
 /* ---- scaled dot-product attention --------------------------------------------- */
@@ -127,7 +119,7 @@ lt_tensor *lt_scaled_dot_product_attention(lt_tensor *q, lt_tensor *k, lt_tensor
     lt_tensor *attn = lt_softmax(masked_scores(scores, mask, causal), -1);
     if (dropout_p > 0.0)
         attn = lt_dropout(attn, dropout_p, true);
-    return close_with(lt_matmul(attn, v), caller);
+    return lt_scope_return_from(lt_matmul(attn, v), caller);
 }
 
 /* ---- embedding with padding_idx and max_norm ------------------------------------ */
@@ -189,11 +181,11 @@ lt_tensor *lt_embedding_ext(lt_tensor *weight, lt_tensor *indices, int64_t paddi
     lt_scope_begin();
     lt_origin caller = lt_origin_enter(op);
     if (!isnan(max_norm) && lt_tensor_numel(indices) > 0 && !renorm_rows(weight, indices, max_norm, norm_type))
-        return close_with(NULL, caller);
+        return lt_scope_return_from(NULL, caller);
     lt_tensor *out = lt_embedding(weight, indices);
     if (out && padding_idx != LT_NO_PADDING) {
         lt_tensor *pad = lt_unsqueeze(lt_eq_scalar(indices, (double)padding_idx), -1);
         out = lt_where(pad, lt_detach(out), out);
     }
-    return close_with(out, caller);
+    return lt_scope_return_from(out, caller);
 }

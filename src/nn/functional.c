@@ -19,6 +19,7 @@
  *                  the global generator; otherwise a copy of x.
  */
 #include "lazy/lazy.h"
+#include "api/compose.h"
 #include "nn/nn_internal.h"
 
 #include <math.h>
@@ -28,16 +29,6 @@
 static const char *shape_of(lt_tensor *t, char *buf, size_t cap)
 {
     return lt_shape_str(lt_tensor_shape(t), lt_tensor_ndim(t), buf, cap);
-}
-
-/* Hands r to the caller's scope and closes the function's own scope. */
-static lt_tensor *close_with(lt_tensor *r, lt_origin caller)
-{
-    lt_origin_restore(caller);
-    if (r)
-        r = lt_keep(r);
-    lt_scope_end();
-    return r;
 }
 
 /* ---- argument checks -------------------------------------------------------- */
@@ -171,7 +162,7 @@ lt_tensor *lt_layer_norm(lt_tensor *x, const int64_t *normalized_shape, int ndim
     for (int i = 0; i < ndims; i++)
         dims[i] = nd - ndims + i;
     lt_tensor *mean = lt_mean(x, dims, ndims, true), *var = lt_var(x, dims, ndims, 0, true);
-    return close_with(affine(standardize(x, mean, var, eps), weight, bias), caller);
+    return lt_scope_return_from(affine(standardize(x, mean, var, eps), weight, bias), caller);
 }
 
 /* ---- group norm -------------------------------------------------------------------- */
@@ -200,7 +191,7 @@ lt_tensor *lt_group_norm(lt_tensor *x, int64_t num_groups, lt_tensor *weight, lt
     y = lt_reshape(y, lt_tensor_shape(x), lt_tensor_ndim(x));
     int nd = lt_tensor_ndim(x);
     lt_tensor *w = weight ? per_channel(weight, channels, nd) : NULL, *b = bias ? per_channel(bias, channels, nd) : NULL;
-    return close_with(affine(y, w, b), caller);
+    return lt_scope_return_from(affine(y, w, b), caller);
 }
 
 /* ---- batch norm -------------------------------------------------------------------- */
@@ -256,13 +247,13 @@ lt_tensor *lt_batch_norm(lt_tensor *x, lt_tensor *running_mean, lt_tensor *runni
         if (running_mean &&
             (!update_running(running_mean, mean, momentum) ||
              !update_running(running_var, lt_mul_scalar(var, (double)count / (double)(count - 1)), momentum)))
-            return close_with(NULL, caller);
+            return lt_scope_return_from(NULL, caller);
     } else {
         mean = per_channel(running_mean, channels, nd);
         var = per_channel(running_var, channels, nd);
     }
     lt_tensor *w = weight ? per_channel(weight, channels, nd) : NULL, *b = bias ? per_channel(bias, channels, nd) : NULL;
-    return close_with(affine(standardize(x, mean, var, eps), w, b), caller);
+    return lt_scope_return_from(affine(standardize(x, mean, var, eps), w, b), caller);
 }
 
 /* ---- instance norm ------------------------------------------------------------------- */
@@ -314,9 +305,9 @@ lt_tensor *lt_instance_norm(lt_tensor *x, lt_tensor *running_mean, lt_tensor *ru
     else
         y = standardize(x, per_channel(running_mean, channels, nd), per_channel(running_var, channels, nd), eps);
     if (!y)
-        return close_with(NULL, caller);
+        return lt_scope_return_from(NULL, caller);
     lt_tensor *w = weight ? per_channel(weight, channels, nd) : NULL, *b = bias ? per_channel(bias, channels, nd) : NULL;
-    return close_with(affine(y, w, b), caller);
+    return lt_scope_return_from(affine(y, w, b), caller);
 }
 
 /* ---- dropout ---------------------------------------------------------------------------- */
@@ -335,10 +326,10 @@ lt_tensor *lt_dropout(lt_tensor *x, double p, bool training)
     lt_scope_begin();
     lt_origin caller = lt_origin_enter(op);
     if (p == 1.0)
-        return close_with(lt_mul_scalar(x, 0.0), caller);
+        return lt_scope_return_from(lt_mul_scalar(x, 0.0), caller);
     /* draw in f32 (f64 for f64 inputs): bf16/f16 uniforms would quantize p */
     lt_dtype udt = lt_tensor_dtype(x) == LT_F64 ? LT_F64 : LT_F32;
     lt_tensor *u = lt_rand(lt_tensor_shape(x), lt_tensor_ndim(x), udt, lt_tensor_device(x));
     lt_tensor *keep = lt_lt_scalar(u, 1.0 - p);
-    return close_with(lt_mul_scalar(lt_mul(x, keep), 1.0 / (1.0 - p)), caller);
+    return lt_scope_return_from(lt_mul_scalar(lt_mul(x, keep), 1.0 / (1.0 - p)), caller);
 }
