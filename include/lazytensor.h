@@ -1336,15 +1336,16 @@ lt_tensor *lt_pixel_unshuffle(lt_tensor *x, int64_t downscale_factor);
 lt_tensor *lt_max_pool2d_ext(lt_tensor *x, const int64_t *kernel, const int64_t *stride, const int64_t *padding,
                              const int64_t *dilation, bool ceil_mode, lt_tensor **indices);
 /** Average pooling with ceil_mode and divisor_override (0: none, else the
- *  divisor of every window), dividing as torch does; other arguments as
- *  lt_avg_pool2d. */
+ *  divisor of every window), dividing as torch does; other arguments, and
+ *  i64 inputs, as lt_avg_pool2d. */
 lt_tensor *lt_avg_pool2d_ext(lt_tensor *x, const int64_t *kernel, const int64_t *stride, const int64_t *padding,
                              bool ceil_mode, bool count_include_pad, int64_t divisor_override);
 /** 1-D max pooling over x [N, C, L] (or [C, L]); stride 0 means kernel.
  *  indices (optional) receives i64 positions along L. */
 lt_tensor *lt_max_pool1d(lt_tensor *x, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation,
                          bool ceil_mode, lt_tensor **indices);
-/** 1-D average pooling over x [N, C, L] (or [C, L]); stride 0 means kernel. */
+/** 1-D average pooling over x [N, C, L] (or [C, L]); stride 0 means
+ *  kernel. Floating x, or i64 as lt_avg_pool2d. */
 lt_tensor *lt_avg_pool1d(lt_tensor *x, int64_t kernel, int64_t stride, int64_t padding, bool ceil_mode,
                          bool count_include_pad);
 /** Adaptive average pooling of the last dim ([N, C, L] or [C, L]) to

@@ -365,9 +365,19 @@ lt_tensor *lt_max_pool2d_ext(lt_tensor *x, const int64_t *kernel, const int64_t 
     return pool_general(x, &w, true, false, 0, indices);
 }
 
+/* x is a valid i64 tensor: torch averages those, truncating the mean
+ * toward zero; here through f64 (exact while sums stay below 2^53). */
+static bool is_i64(lt_tensor *x) { return x && lt_check_tensor("avg_pool", x, 0) == LT_OK && x->dtype == LT_I64; }
+
 lt_tensor *lt_avg_pool2d_ext(lt_tensor *x, const int64_t *kernel, const int64_t *stride, const int64_t *padding,
                              bool ceil_mode, bool count_include_pad, int64_t divisor_override)
 {
+    if (is_i64(x)) {
+        lt_scope_begin();
+        lt_tensor *r = lt_avg_pool2d_ext(lt_to_dtype(x, LT_F64), kernel, stride, padding, ceil_mode,
+                                         count_include_pad, divisor_override);
+        return lt_scope_return(r ? lt_to_dtype(r, LT_I64) : NULL);
+    }
     window2d w = {.name = "avg_pool2d", .nsp = 2};
     if (pool_window(&w, x, kernel, stride, padding, NULL, ceil_mode) != LT_OK)
         return NULL;
@@ -407,6 +417,11 @@ lt_tensor *lt_max_pool1d(lt_tensor *x, int64_t kernel, int64_t stride, int64_t p
 lt_tensor *lt_avg_pool1d(lt_tensor *x, int64_t kernel, int64_t stride, int64_t padding, bool ceil_mode,
                          bool count_include_pad)
 {
+    if (is_i64(x)) {
+        lt_scope_begin();
+        lt_tensor *r = lt_avg_pool1d(lt_to_dtype(x, LT_F64), kernel, stride, padding, ceil_mode, count_include_pad);
+        return lt_scope_return(r ? lt_to_dtype(r, LT_I64) : NULL);
+    }
     window2d w = {.name = "avg_pool1d", .nsp = 1};
     int64_t k2[2] = {1, kernel}, s2[2] = {1, stride ? stride : kernel}, p2[2] = {0, padding}, d2[2] = {1, 1};
     if (pool_window(&w, x, k2, s2, p2, d2, ceil_mode) != LT_OK)

@@ -149,7 +149,8 @@ add(Op("avg_pool1d", lambda L, x, k, s, p, c, i: L.call("lt_avg_pool1d", x, k, s
         Sample(t((2, 3, 10), F64), 4, 3, 2, False, False),
         Sample(t((3, 7)), 2, 2, 1, True, True, note="no batch dim"),
         Sample(t((2, 6, 3), layout="t"), 2, 0, 1, True, False, note="views"),
-        Sample(t((1, 1, 1)), 1, 0, 0, False, True, note="size 1")],
+        Sample(t((1, 1, 1)), 1, 0, 0, False, True, note="size 1"),
+        Sample(t((1, 2, 9), np.int64), 3, 2, 1, True, False, note="i64, ceil")],
        rtol=SUMS))
 add(Op("avg_pool2d_ext",
        lambda L, x, k, s, p, c, i, dv: L.call("lt_avg_pool2d_ext", x, two(k), two(s), two(p), c, i, dv),
@@ -161,7 +162,9 @@ add(Op("avg_pool2d_ext",
         Sample(t((2, 6, 5)), 2, 2, 1, True, False, 0, note="no batch dim"),
         Sample(t((1, 2, 6, 5), layout="t"), 3, 2, 1, True, True, 0, note="views"),
         Sample(t((2, 3, 6, 6)), 2, None, 0, False, True, 0, note="fast path"),
-        Sample(t((1, 1, 1, 1)), 1, None, 0, True, True, 0, note="size 1")],
+        Sample(t((1, 1, 1, 1)), 1, None, 0, True, True, 0, note="size 1"),
+        Sample(t((1, 2, 7, 8), np.int64), 3, 2, 1, True, False, 0, note="i64, ceil"),
+        Sample(t((1, 2, 6, 7), np.int64), (3, 2), (2, 1), (1, 1), False, True, 5, note="i64, divisor_override")],
        rtol=SUMS))
 
 ADAPTIVE_2D = [Sample(t((2, 3, 7, 9)), (3, 4)), Sample(t((1, 2, 6, 6), F64), (6, 6), note="identity"),
