@@ -2,6 +2,8 @@
  * factories, copies and value access. */
 #include "lt_test.h"
 
+#include "api/api.h"
+
 static void test_dtype_names_and_sizes(void **state)
 {
     (void)state;
@@ -377,6 +379,18 @@ static void test_version_and_threads(void **state)
     assert_int_equal(lt_get_num_threads(), n);
 }
 
+/* The internal dispatcher takes NULL attributes as "none", like its one-
+ * and two-input forms (it once read through the NULL pointer). */
+static void test_dispatch_without_attributes(void **state)
+{
+    (void)state;
+    lt_tensor *x = LT_T(LT_F32, LT_DIMS(3), 1, -2, 3);
+    lt_tensor *in[1] = {x};
+    LT_ASSERT_VALUES(lt_call(LT_OP_NEG, in, 1, NULL, NULL), 0, -1, 2, -3);
+    lt_tensor *pair[2] = {x, x};
+    LT_ASSERT_VALUES(lt_call(LT_OP_ADD, pair, 2, NULL, NULL), 0, 2, -4, 6);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -389,6 +403,7 @@ int main(void)
         LT_TEST(test_null_propagates_first_error), LT_TEST(test_bad_factory_arguments),
         LT_TEST(test_error_handler),           LT_TEST(test_metadata_getters),
         LT_TEST(test_allocator_reuses_buffers), LT_TEST(test_version_and_threads),
+        LT_TEST(test_dispatch_without_attributes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -160,6 +160,8 @@ static lt_tensor *publish_outputs(lt_op op, lt_tensor **out, lt_tensor **extra)
 lt_tensor *lt_call(lt_op op, lt_tensor *const *in, int nin, const lt_attrs *a, lt_tensor **extra)
 {
     const lt_op_info *info = &lt_op_infos[op];
+    if (!a) /* NULL: no attributes, as lt_call1 and lt_call2 take it */
+        a = &no_attrs;
     lt_device dev = a->device;
     if (nin > 0 && !in)
         return lt_error(LT_ERR_NULL, "%s: the input list is NULL", info->name), NULL;
