@@ -122,13 +122,17 @@ static bool grow_list(void **list, uint32_t *cap, uint32_t count, uint32_t n, si
 
 static bool reserve(uint32_t extra_nodes, uint32_t extra_inputs, uint32_t extra_metas)
 {
-    if (!grow_list((void **)&nodes, &node_cap, node_count, extra_nodes, sizeof *nodes, 1024) ||
-        !grow_list((void **)&inputs, &input_cap, input_count, extra_inputs, sizeof *inputs, 2048) ||
-        !grow_list((void **)&metas, &meta_cap, meta_count, extra_metas, sizeof *metas, 1024) ||
-        !grow_list((void **)&attrs_list, &attrs_cap, attrs_count, 1, sizeof *attrs_list, 256))
+    if (node_count + extra_nodes <= node_cap && input_count + extra_inputs <= input_cap &&
+        meta_count + extra_metas <= meta_cap && attrs_count < attrs_cap)
+        return true; /* the common case: no list grows */
+    bool first_metas = metas == NULL;
+    if (!grow_list((void **)&metas, &meta_cap, meta_count, extra_metas, sizeof *metas, 1024))
         return false;
-    metas[0] = scalar_meta;
-    return true;
+    if (first_metas)
+        metas[0] = scalar_meta;
+    return grow_list((void **)&nodes, &node_cap, node_count, extra_nodes, sizeof *nodes, 1024) &&
+           grow_list((void **)&inputs, &input_cap, input_count, extra_inputs, sizeof *inputs, 2048) &&
+           grow_list((void **)&attrs_list, &attrs_cap, attrs_count, 1, sizeof *attrs_list, 256);
 }
 
 static bool room_for_node(uint32_t nin, uint32_t nmeta)
