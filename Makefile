@@ -9,13 +9,13 @@ JOBS ?= $(shell nproc)
 # Fashion-MNIST package. Tests also read a checkpoint back with PyTorch. The
 # Python front end (python/) builds against python3-dev; its pytest suite
 # compares with torch and numpy, and so does tests/torch_diff (every op).
-PACKAGES = cmake gcc make pkg-config libopenblas-pthread-dev libcmocka-dev zlib1g-dev dataset-fashion-mnist \
+PACKAGES = cmake gcc make pkg-config libopenblas-pthread-dev libdnnl-dev libcmocka-dev zlib1g-dev dataset-fashion-mnist \
   libopenmpi-dev openmpi-bin
 TEST_PACKAGES = python3-torch python3-dev python3-numpy python3-pytest
 # `pip install --no-build-isolation ./python` in a virtual environment: the
 # compiler, OpenBLAS and zlib the extension links, Open MPI's header, Python's
 # headers, venv, setuptools and wheel, and the example's data.
-PYTHON_PACKAGES = gcc pkg-config libopenblas-pthread-dev zlib1g-dev libopenmpi-dev python3-dev python3-venv \
+PYTHON_PACKAGES = gcc pkg-config libopenblas-pthread-dev libdnnl-dev zlib1g-dev libopenmpi-dev python3-dev python3-venv \
   python3-setuptools python3-wheel dataset-fashion-mnist
 
 .PHONY: all deps deps-test deps-python install-packages build install build-asan test test-fast test-asan bench bench-compile bench-peers demo fuzz fuzz-build clean

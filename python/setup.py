@@ -1,8 +1,8 @@
 """Builds lazytensor._C: the extension (python/src) and the whole C core
 (src/, the same sources CMake builds) compiled into one module.
 
-Needs a C compiler, zlib and the pthreads build of OpenBLAS (Debian:
-gcc zlib1g-dev libopenblas-pthread-dev), like the C library itself.
+Needs a C compiler, zlib, oneDNN and the pthreads build of OpenBLAS (Debian:
+gcc zlib1g-dev libdnnl-dev libopenblas-pthread-dev), like the C library itself.
 `pip install ./python` builds from this checkout (pip builds in place, so
 the core's sources one folder up are reachable).
 """
@@ -61,7 +61,7 @@ extension = Extension(
     extra_compile_args=["-std=c11", "-O3", "-fopenmp-simd", "-Wno-unknown-pragmas"],
     library_dirs=blas_dirs,
     runtime_library_dirs=blas_dirs,
-    libraries=blas_libs + ["z", "m", "pthread", "dl"],
+    libraries=blas_libs + ["dnnl", "z", "m", "pthread", "dl"],
 )
 
 setup(ext_modules=[extension])

@@ -70,8 +70,8 @@ static void gemm_call(lt_dtype dt, bool trans_a, bool trans_b, bool accumulate, 
         cblas_dgemm(CblasRowMajor, ta, tb, (blasint)m, (blasint)n, (blasint)k, alpha, (const double *)a,
                     (blasint)lda, (const double *)b, (blasint)ldb, beta, (double *)c, (blasint)ldc);
     else
-        cblas_sgemm(CblasRowMajor, ta, tb, (blasint)m, (blasint)n, (blasint)k, (float)alpha, (const float *)a,
-                    (blasint)lda, (const float *)b, (blasint)ldb, (float)beta, (float *)c, (blasint)ldc);
+        lt_sgemm(trans_a, trans_b, m, n, k, (float)alpha, (const float *)a, lda, (const float *)b, ldb, (float)beta,
+                 (float *)c, ldc);
 }
 
 /* Rows [r0, r1) of C (by_rows) or columns [r0, r1). */

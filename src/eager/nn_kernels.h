@@ -38,4 +38,14 @@ void lt_blas_gemm(lt_dtype dt, bool trans_a, bool trans_b, int64_t m, int64_t n,
 void lt_blas_gemm_acc(lt_dtype dt, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const void *a,
                       int64_t lda, const void *b, int64_t ldb, void *c, int64_t ldc);
 
+/*
+ * sgemm.c: row-major C = alpha op(A) op(B) + beta C in f32 on the calling
+ * thread alone, by oneDNN or OpenBLAS, whichever this CPU runs faster
+ * (LT_GEMM=openblas|onednn overrides). Nothing happens when m or n is 0.
+ */
+void lt_sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
+              const float *b, int64_t ldb, float beta, float *c, int64_t ldc);
+/* "onednn" or "openblas": the library lt_sgemm uses in this process. */
+const char *lt_sgemm_library(void);
+
 #endif
