@@ -163,6 +163,22 @@ static void test_thread_count_setting(void **state)
     assert_int_equal(lt_get_num_threads(), initial);
 }
 
+/* Growing the pool and shrinking it again at once: the workers just
+ * started may not have run yet when they are told to stop, and must stop
+ * all the same (they once slept forever, and the shrinking loop with
+ * them). */
+static void test_shrink_right_after_growing(void **state)
+{
+    (void)state;
+    for (int round = 0; round < 200; round++) {
+        lt_set_num_threads(6);
+        check_cover(1000, 10, 1);
+        lt_set_num_threads(2);
+        check_cover(1000, 10, 1);
+    }
+    lt_set_num_threads(0);
+}
+
 /* ---- results independent of the thread count ------------------------------------ */
 
 /* A large sum, a softmax, a matmul and a fused compiled kernel on dev:
@@ -245,6 +261,7 @@ int main(void)
         LT_TEST(test_nested_loops_finish),
         LT_TEST(test_concurrent_callers),
         LT_TEST(test_thread_count_setting),
+        LT_TEST(test_shrink_right_after_growing),
         LT_TEST(test_eager_results_same_bits),
         LT_TEST(test_compiled_results_same_bits),
     };

@@ -5,8 +5,9 @@
  * CTest runs this program twice, with LT_GEMM=openblas and LT_GEMM=onednn,
  * so both libraries are checked on every machine whichever one the CPU
  * would pick. Shapes cover every transpose combination, sizes of 0 and 1,
- * leading dimensions wider than the matrix, accumulation (beta 1), and a
- * product large enough for matmul to split it over the pool's threads.
+ * leading dimensions wider than the matrix, accumulation (beta 1), a
+ * product large enough for matmul to split it over the pool's threads, and
+ * the same bits whatever the thread count.
  */
 #include "lt_test.h"
 
@@ -128,12 +129,52 @@ static void test_matmul_split_matches_reference(void **state)
     free(c);
 }
 
+/* The same bits with 1, 2, 3 and 5 threads: matmul splits products into
+ * blocks per thread with oneDNN (matmul.c, max_gemm_blocks) and by shape
+ * only with OpenBLAS. Shapes split by rows and by columns, with odd sizes. */
+static void test_matmul_bits_do_not_depend_on_threads(void **state)
+{
+    (void)state;
+    const int64_t shapes[][3] = {{300, 257, 520}, {2048, 256, 64}, {129, 1000, 33}, {64, 96, 3000}, {1031, 77, 129}};
+    int before = lt_get_num_threads();
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        int64_t m = shapes[s][0], k = shapes[s][1], n = shapes[s][2];
+        float *a = malloc(sizeof(float) * (size_t)(m * k)), *b = malloc(sizeof(float) * (size_t)(k * n));
+        float *first = malloc(sizeof(float) * (size_t)(m * n)), *c = malloc(sizeof(float) * (size_t)(m * n));
+        assert_non_null(a);
+        assert_non_null(b);
+        assert_non_null(first);
+        assert_non_null(c);
+        fill(a, m * k, 6);
+        fill(b, k * n, 7);
+        lt_scope_begin();
+        lt_tensor *ta = LT_OK_T(lt_from_data(a, (int64_t[]){m, k}, 2, LT_F32, lt_test_cpu()));
+        lt_tensor *tb = LT_OK_T(lt_from_data(b, (int64_t[]){k, n}, 2, LT_F32, lt_test_cpu()));
+        const int threads[] = {1, 2, 3, 5};
+        for (int t = 0; t < 4; t++) {
+            lt_set_num_threads(threads[t]);
+            lt_tensor *tc = LT_OK_T(lt_matmul(ta, tb));
+            assert_int_equal(lt_copy_to_host(tc, t == 0 ? first : c, sizeof(float) * (size_t)(m * n)), LT_OK);
+            if (t > 0 && memcmp(first, c, sizeof(float) * (size_t)(m * n)) != 0)
+                fail_msg("%s: %lldx%lldx%lld differs between 1 and %d threads", lt_sgemm_library(), (long long)m,
+                         (long long)k, (long long)n, threads[t]);
+        }
+        lt_scope_end();
+        free(a);
+        free(b);
+        free(first);
+        free(c);
+    }
+    lt_set_num_threads(before);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         LT_TEST(test_library_is_the_one_asked_for),
         LT_TEST(test_every_transpose_and_edge_size),
         LT_TEST(test_matmul_split_matches_reference),
+        LT_TEST(test_matmul_bits_do_not_depend_on_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -121,6 +121,11 @@ static void *worker_main(void *arg)
     (void)arg;
     in_worker = true;
     unsigned seen = atomic_load(&pool.generation);
+    /* A worker first scheduled after stop_workers bumped `generation` has
+     * just read the bumped value, so no change would ever wake it: stop is
+     * set before the bump, so checking it now is enough. */
+    if (atomic_load(&pool.stop))
+        return NULL;
     for (;;) {
         if (!spin_until_changed(&pool.generation, seen)) {
             atomic_fetch_add(&pool.sleepers, 1);

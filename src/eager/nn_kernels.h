@@ -45,6 +45,8 @@ void lt_blas_gemm_acc(lt_dtype dt, bool trans_a, bool trans_b, int64_t m, int64_
  */
 void lt_sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
               const float *b, int64_t ldb, float beta, float *c, int64_t ldc);
+/* Zeroes the m x n matrix at c (leading dimension ldc, elements of elem bytes). */
+void lt_zero_matrix(void *c, int64_t m, int64_t n, int64_t ldc, size_t elem);
 /* "onednn" or "openblas": the library lt_sgemm uses in this process. */
 const char *lt_sgemm_library(void);
 

@@ -66,9 +66,28 @@ static void onednn_single_threaded(void)
         set_threads(1);
 }
 
+void lt_zero_matrix(void *c, int64_t m, int64_t n, int64_t ldc, size_t elem)
+{
+    if (ldc == n) {
+        memset(c, 0, (size_t)(m * n) * elem);
+        return;
+    }
+    for (int64_t i = 0; i < m; i++)
+        memset((char *)c + (size_t)(i * ldc) * elem, 0, (size_t)n * elem);
+}
+
+/* For beta = 0, OpenBLAS zeroes C with a loop about 4x slower than memset
+ * before it accumulates into it (a 288x576x64 sgemm: 303 us with beta 0,
+ * 248 us with beta 1 after a 13 us memset of C), so C is zeroed here and
+ * the product runs with beta 1: the same bits, since the kernel adds its
+ * product to zeros either way. oneDNN takes beta 0 as it is (no slower). */
 static void openblas_sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float *a,
                            int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc)
 {
+    if (beta == 0.0f) {
+        lt_zero_matrix(c, m, n, ldc, sizeof(float));
+        beta = 1.0f;
+    }
     cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (blasint)m,
                 (blasint)n, (blasint)k, alpha, a, (blasint)lda, b, (blasint)ldb, beta, c, (blasint)ldc);
 }
