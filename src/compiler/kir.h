@@ -49,7 +49,8 @@ typedef struct kir_map {
 enum {
     NC_LEAF,    /* device data: an input buffer */
     NC_SCALAR,  /* a wrapped C scalar: literal or runtime parameter */
-    NC_EW,      /* elementwise (incl. cast, clamp, where, masked_fill, tril/triu) */
+    NC_EW,      /* elementwise (incl. cast, clamp, where, masked_fill, tril/triu,
+                 * slice_scatter and select_scatter) */
     NC_VIEW,    /* view op: index arithmetic */
     NC_FACTORY, /* full, arange, linspace, eye, empty: a function of the index */
     NC_REDUCE,  /* reduction: a loop nest inside the consumer's kernel */
@@ -79,6 +80,12 @@ typedef struct kir_inst {
     int32_t nforms;    /* OP: index forms used (factories, tril/triu) */
     int32_t scope;     /* REDUCE whose loop body holds this instruction, -1 */
     int32_t body_end;  /* REDUCE: one past its last body instruction */
+    /* LOAD: read only where the position form `guard` lies in
+     * [guard_lo, guard_hi) at a multiple of guard_step from guard_lo (a
+     * slice_scatter's source, whose index is out of range elsewhere); the
+     * value is 0 where it does not, and memory is not touched. -1: always. */
+    int32_t guard;
+    int64_t guard_lo, guard_hi, guard_step;
 } kir_inst;
 
 /* Kernel kinds. */

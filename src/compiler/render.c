@@ -45,7 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define KIR_VERSION "lazytensor-cpu-12"
+#define KIR_VERSION "lazytensor-cpu-13"
 
 /* ---- the translation unit ------------------------------------------------------ */
 

@@ -294,6 +294,18 @@ bool rd_ew_expr(const rctx *c, const kir_inst *in, char *e, size_t cap)
         rd_operand(c, in, 1, LT_BOOL, x, sizeof x);
         rd_frag(e, cap, "%s ? %s : %s", x, b, a);
         return true;
+    case LT_OP_SLICE_SCATTER:
+    case LT_OP_SELECT_SCATTER: {
+        /* the source inside the view (the position along the dim, form),
+         * the base elsewhere */
+        bool slice = op == LT_OP_SLICE_SCATTER;
+        int64_t lo = n->attrs.i[1], hi = slice ? n->attrs.i[2] : lo + 1, step = slice ? n->attrs.i[3] : 1;
+        rd_range_cond(c, in->form, lo, hi, step, x, sizeof x);
+        rd_operand(c, in, 0, od, a, sizeof a);
+        rd_operand(c, in, 1, od, b, sizeof b);
+        rd_frag(e, cap, "%s ? %s : %s", x, b, a);
+        return true;
+    }
     case LT_OP_TRIL:
     case LT_OP_TRIU: {
         /* tril keeps column j <= i + k, triu keeps j >= i + k */

@@ -115,6 +115,9 @@ static inline void rd_var(char *out, size_t cap, int inst) { rd_frag(out, cap, "
 void rd_operand(const rctx *c, const kir_inst *in, int j, int to, char *out, size_t cap);
 /* The index expression of affine form `form` of the kernel. */
 void rd_form_str(const rctx *c, int form, char *out, size_t cap);
+/* The C condition "position `form` lies in [lo, hi) at a multiple of step
+ * from lo": where a slice_scatter's (or select_scatter's) source is. */
+void rd_range_cond(const rctx *c, int form, int64_t lo, int64_t hi, int64_t step, char *out, size_t cap);
 
 /* ---- expressions (render_expr.c) ------------------------------------------ */
 

@@ -24,7 +24,15 @@ static void emit_inst(rctx *c, int i, int depth)
     case KI_LOAD: {
         rd_form_str(c, in->form, off, sizeof off);
         rd_indent(b, depth);
-        rd_printf(b, "const %s v%d = b%d[%s];\n", rd_vtype(in->dtype), i, rd_local_buf(rd_current_map, in->buf), off);
+        const char *t = rd_vtype(in->dtype);
+        int buf = rd_local_buf(rd_current_map, in->buf);
+        if (in->guard < 0) {
+            rd_printf(b, "const %s v%d = b%d[%s];\n", t, i, buf, off);
+            return;
+        }
+        char cond[768];
+        rd_range_cond(c, in->guard, in->guard_lo, in->guard_hi, in->guard_step, cond, sizeof cond);
+        rd_printf(b, "const %s v%d = %s ? b%d[%s] : (%s)0;\n", t, i, cond, buf, off, t);
         return;
     }
     case KI_OP: {
@@ -636,7 +644,7 @@ static void mark_invariant(const rctx *c, bool *invariant)
             continue;
         if (in->kind == KI_CONST) {
             invariant[i] = true;
-        } else if (in->kind == KI_LOAD) {
+        } else if (in->kind == KI_LOAD && in->guard < 0) {
             bool stored = false;
             for (int j = 0; j < k->nins && !stored; j++)
                 stored = k->ins[j].kind == KI_STORE && k->ins[j].buf == in->buf;

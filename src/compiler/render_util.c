@@ -180,3 +180,14 @@ void rd_form_str(const rctx *c, int form, char *out, size_t cap)
     if (n < 0 || (size_t)n >= cap)
         rd_fragment_truncated = true;
 }
+
+void rd_range_cond(const rctx *c, int form, int64_t lo, int64_t hi, int64_t step, char *out, size_t cap)
+{
+    char pos[256];
+    rd_form_str(c, form, pos, sizeof pos);
+    if (step == 1)
+        rd_frag(out, cap, "((int64_t)(%s) >= %lld && (int64_t)(%s) < %lld)", pos, (long long)lo, pos, (long long)hi);
+    else
+        rd_frag(out, cap, "((int64_t)(%s) >= %lld && (int64_t)(%s) < %lld && ((int64_t)(%s) - %lld) %% %lld == 0)", pos,
+                (long long)lo, pos, (long long)hi, pos, (long long)lo, (long long)step);
+}

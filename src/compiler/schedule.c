@@ -30,6 +30,7 @@
 #include "compiler/kir.h"
 #include "lazy/lazy.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -148,6 +149,13 @@ bool kir_ew_supported(const lt_graph *g, const lt_gnode *n)
     return ew_has_loop(op, kir_ew_work(g, n));
 }
 
+/* slice_scatter and select_scatter are elementwise over their output: the
+ * source where the position along the dim is in the view, the base
+ * elsewhere. Compiled this way, the sum of the scatters that put q, k and
+ * v's gradients into zeros of the qkv shape is one pass, where calls to
+ * the eager kernel each filled, copied and wrote a whole qkv-sized buffer. */
+static bool is_view_scatter(lt_op op) { return op == LT_OP_SLICE_SCATTER || op == LT_OP_SELECT_SCATTER; }
+
 static bool is_arg_reduce(lt_op op)
 {
     return op == LT_OP_MAX_DIM || op == LT_OP_MIN_DIM || op == LT_OP_ARGMAX || op == LT_OP_ARGMIN;
@@ -200,7 +208,8 @@ static int classify(const kir_plan *p, const lt_gnode *n)
         return ok ? NC_ROW : NC_CALL;
     }
     case LT_OPC_INDEX:
-        return op == LT_OP_MASKED_FILL || op == LT_OP_TRIL || op == LT_OP_TRIU ? NC_EW : NC_CALL;
+        return op == LT_OP_MASKED_FILL || op == LT_OP_TRIL || op == LT_OP_TRIU || is_view_scatter(op) ? NC_EW
+                                                                                                       : NC_CALL;
     default:
         return NC_CALL;
     }
@@ -386,7 +395,7 @@ static int add_inst(kir_kernel *k, int kind, int32_t dtype, uint32_t node)
     in->dtype = dtype;
     in->node = node;
     in->in[0] = in->in[1] = in->in[2] = -1;
-    in->buf = in->form = -1;
+    in->buf = in->form = in->guard = -1;
     in->scope = k->scope;
     in->body_end = -1;
     return k->nins++;
@@ -548,6 +557,86 @@ static int eval_ew(lower_ctx *c, uint32_t node, const kir_map *m)
     return i;
 }
 
+/* The source's position along the scattered dim: (pos - start) / step, an
+ * opaque form (it is negative, or not whole, where the guard is false). */
+static kir_aff scatter_source_pos(kir_kernel *k, const kir_aff *pos, int64_t start, int64_t step)
+{
+    int n = kir_aff_str(k, pos, NULL, 0);
+    char *p = malloc((size_t)n + 1), *text = malloc((size_t)n + 80);
+    if (p && text) {
+        kir_aff_str(k, pos, p, (size_t)n + 1);
+        if (step == 1)
+            snprintf(text, (size_t)n + 80, "(int64_t)(%s) - %lld", p, (long long)start);
+        else
+            snprintf(text, (size_t)n + 80, "((int64_t)(%s) - %lld) / %lld", p, (long long)start, (long long)step);
+    } else {
+        free(text);
+        text = NULL;
+    }
+    free(p);
+    kir_aff f = kir_aff_const(0);
+    f.expr = text ? kir_expr_add(k, text) : -1;
+    if (f.expr < 0)
+        f.expr = -2; /* out of memory: the renderer fails on it */
+    return f;
+}
+
+/* slice_scatter / select_scatter at m: the base at m, the source (always
+ * materialized: decide_materialized) read at the matching position, and
+ * an op choosing between them by the position along the dim (its form).
+ * A slice's source is read under a guard, since its index is out of range
+ * outside the slice. */
+static int eval_view_scatter(lower_ctx *c, uint32_t node, const kir_map *m)
+{
+    kir_plan *p = c->p;
+    const lt_gnode *n = gnode(p, node);
+    uint32_t base = value_id(input_of(p, n, 0)), src = value_id(input_of(p, n, 1));
+    int d = norm_dim(n->attrs.i[0], n->out[0].ndim);
+    bool scalar = p->cls[src / LT_MAX_OUTPUTS] == NC_SCALAR; /* a 0-d source: a constant */
+    if (!scalar && (!p->mat[src] || p->vbuf[src] < 0)) {
+        lt_error(LT_ERR_STATE, "cpu compiler: the source of %s %%%u has no buffer", lt_op_name((lt_op)n->op), node);
+        return EV_ERROR; /* decide_materialized gives every source a buffer */
+    }
+    if (!scalar && p->vkernel[src] == c->kidx)
+        return EV_CONFLICT; /* this kernel's own result at another index */
+    int b = eval(c, base, m, false);
+    if (b < 0)
+        return b;
+    int pos = add_form(c->k, &m->d[d]);
+    if (pos < 0)
+        return EV_ERROR;
+    kir_map sm;
+    int64_t lo, hi, step = 1;
+    if (n->op == LT_OP_SELECT_SCATTER) {
+        sm.nd = 0;
+        for (int e = 0; e < m->nd; e++)
+            if (e != d)
+                sm.d[sm.nd++] = m->d[e];
+        lo = n->attrs.i[1];
+        hi = lo + 1;
+    } else {
+        lo = n->attrs.i[1], hi = n->attrs.i[2], step = n->attrs.i[3];
+        sm = *m;
+        sm.d[d] = scatter_source_pos(c->k, &m->d[d], lo, step);
+    }
+    int s = scalar ? eval_const(c, src) : eval_load(c, src, &sm);
+    if (s < 0)
+        return s;
+    if (!scalar && n->op == LT_OP_SLICE_SCATTER) {
+        kir_inst *load = &c->k->ins[s];
+        load->guard = pos;
+        load->guard_lo = lo, load->guard_hi = hi, load->guard_step = step;
+    }
+    int i = add_inst(c->k, KI_OP, n->out[0].dtype, node);
+    if (i < 0)
+        return i;
+    kir_inst *in = &c->k->ins[i];
+    in->in[0] = b, in->in[1] = s;
+    in->form = pos;
+    in->nforms = 1;
+    return i;
+}
+
 /* Factories: functions of the position (one form per dim). */
 static int eval_factory(lower_ctx *c, uint32_t node, const kir_map *m)
 {
@@ -698,6 +787,8 @@ static int eval(lower_ctx *c, uint32_t value, const kir_map *m, bool compute)
         return x < 0 ? x : cse_add(c->k, value, m, h, x);
     }
     case NC_EW:
+        if (is_view_scatter((lt_op)n->op))
+            return cse_add(c->k, value, m, h, eval_view_scatter(c, node, m));
         return cse_add(c->k, value, m, h, eval_ew(c, node, m));
     case NC_FACTORY:
         return cse_add(c->k, value, m, h, eval_factory(c, node, m));
@@ -956,6 +1047,8 @@ static lt_status decide_materialized(kir_plan *p)
         if (cls == NC_CALL)
             for (uint32_t k = 0; k < n->nin; k++)
                 mark_call_operand(p, value_id(input_of(p, n, k)));
+        if (cls == NC_EW && is_view_scatter((lt_op)n->op) && p->cls[input_of(p, n, 1).node] != NC_SCALAR)
+            p->mat[value_id(input_of(p, n, 1))] = 1; /* one plain load per element (eval_view_scatter) */
     }
     for (uint32_t r = 0; r < g->nroots; r++) {
         uint32_t v = value_id(g->roots[r]);
