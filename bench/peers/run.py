@@ -21,10 +21,12 @@ is pinned to the same CPUs and runs with the same thread count; the exact
 environment of each is printed. Only the standard library is used.
 """
 import argparse
+import ctypes
 import json
 import os
 import select
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -239,9 +241,14 @@ class BusyLoop:
     def __init__(self, cpu):
         self.cpu, self.proc = cpu, None
 
+    def _child_setup(self):
+        os.sched_setaffinity(0, [self.cpu])
+        # killed with the driver, even when the driver itself is killed
+        # (SIGTERM or SIGKILL skip __exit__): PR_SET_PDEATHSIG = 1
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)
+
     def __enter__(self):
-        self.proc = subprocess.Popen([sys.executable, "-c", "while True: pass"],
-                                     preexec_fn=lambda: os.sched_setaffinity(0, [self.cpu]))
+        self.proc = subprocess.Popen([sys.executable, "-c", "while True: pass"], preexec_fn=self._child_setup)
         time.sleep(0.2)  # running before the measurement starts
         return self
 
