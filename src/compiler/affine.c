@@ -80,8 +80,7 @@ int kir_aff_str(const kir_kernel *k, const kir_aff *x, char *buf, size_t cap)
     return n;
 }
 
-/* An opaque form owning the C expression text (NULL: out of memory). */
-static kir_aff opaque(kir_kernel *k, char *text)
+kir_aff kir_aff_opaque(kir_kernel *k, char *text)
 {
     kir_aff f = kir_aff_const(0);
     f.expr = text ? kir_expr_add(k, text) : -1;
@@ -117,7 +116,7 @@ kir_aff kir_aff_madd(kir_kernel *k, const kir_aff *x, int64_t m, const kir_aff *
     }
     free(xs);
     free(ys);
-    return opaque(k, text);
+    return kir_aff_opaque(k, text);
 }
 
 /* Largest value of the variable terms selected by `pick` (coefficient
@@ -169,7 +168,7 @@ kir_aff kir_aff_divmod(kir_kernel *k, const kir_aff *x, int64_t p, int64_t s)
             snprintf(text, n, "(%s) / %lld %% %lld", xs, (long long)p, (long long)s);
     }
     free(xs);
-    return opaque(k, text);
+    return kir_aff_opaque(k, text);
 }
 
 bool kir_aff_equal(const kir_aff *x, const kir_aff *y)

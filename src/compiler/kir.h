@@ -266,6 +266,9 @@ bool kir_aff_equal(const kir_aff *x, const kir_aff *y);
 int kir_aff_str(const kir_kernel *k, const kir_aff *x, char *buf, size_t cap);
 /* Stores an opaque expression; returns its number or -1. */
 int kir_expr_add(kir_kernel *k, char *owned);
+/* An opaque form: the C expression `text` (malloc'd, taken over; NULL: out
+ * of memory, which the renderer then fails on). */
+kir_aff kir_aff_opaque(kir_kernel *k, char *text);
 
 kir_map kir_map_identity(const kir_kernel *k, int nd);
 /* The map of a broadcast operand of shape in to an op of shape out. */

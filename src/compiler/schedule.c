@@ -574,11 +574,7 @@ static kir_aff scatter_source_pos(kir_kernel *k, const kir_aff *pos, int64_t sta
         text = NULL;
     }
     free(p);
-    kir_aff f = kir_aff_const(0);
-    f.expr = text ? kir_expr_add(k, text) : -1;
-    if (f.expr < 0)
-        f.expr = -2; /* out of memory: the renderer fails on it */
-    return f;
+    return kir_aff_opaque(k, text);
 }
 
 /* slice_scatter / select_scatter at m: the base at m, the source (always
