@@ -26,6 +26,7 @@
 
 #include <dlfcn.h>
 #include <dnnl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,19 +41,27 @@ static int choose_library(void)
         return GEMM_OPENBLAS;
     if (env && strcmp(env, "onednn") == 0)
         return GEMM_ONEDNN;
+    if (env && *env)
+        fprintf(stderr, "lazytensor: warning: unknown LT_GEMM=\"%s\" (expected openblas or onednn), using the default\n",
+                env);
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx512f") ? GEMM_ONEDNN : GEMM_OPENBLAS;
 }
 
-const char *lt_sgemm_library(void)
+/* The library of this process, decided on first use. */
+static int library(void)
 {
     int lib = atomic_load(&gemm_library);
     if (lib == GEMM_UNDECIDED) {
-        lib = choose_library();
-        atomic_store(&gemm_library, lib);
+        int chosen = choose_library();
+        /* threads deciding at once choose the same library (and may each warn) */
+        atomic_compare_exchange_strong(&gemm_library, &lib, chosen);
+        lib = atomic_load(&gemm_library);
     }
-    return lib == GEMM_ONEDNN ? "onednn" : "openblas";
+    return lib;
 }
+
+const char *lt_sgemm_library(void) { return library() == GEMM_ONEDNN ? "onednn" : "openblas"; }
 
 /* Makes oneDNN run on the calling thread alone (see the top of the file). */
 static void onednn_single_threaded(void)
@@ -97,7 +106,7 @@ void lt_sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float
 {
     if (m <= 0 || n <= 0)
         return;
-    if (k <= 0 || strcmp(lt_sgemm_library(), "onednn") != 0) {
+    if (k <= 0 || library() != GEMM_ONEDNN) {
         openblas_sgemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
         return;
     }
