@@ -13,7 +13,7 @@ PACKAGES = cmake gcc make pkg-config libopenblas-pthread-dev libdnnl-dev libcmoc
   libopenmpi-dev openmpi-bin
 TEST_PACKAGES = python3-torch python3-dev python3-numpy python3-pytest
 # `pip install --no-build-isolation ./python` in a virtual environment: the
-# compiler, OpenBLAS and zlib the extension links, Open MPI's header, Python's
+# compiler, OpenBLAS, oneDNN and zlib the extension links, Open MPI's header, Python's
 # headers, venv, setuptools and wheel, and the example's data.
 PYTHON_PACKAGES = gcc pkg-config libopenblas-pthread-dev libdnnl-dev zlib1g-dev libopenmpi-dev python3-dev python3-venv \
   python3-setuptools python3-wheel dataset-fashion-mnist
