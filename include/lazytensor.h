@@ -2373,7 +2373,8 @@ void lt_mem_set_cache_limit(int64_t bytes);
 
 /** Sets the thread count (the caller included) of the library's worker pool,
  *  which runs every parallel loop: eager kernels, compiled programs and the
- *  blocks of large matrix products (OpenBLAS itself runs single-threaded).
+ *  blocks of large matrix products (the BLAS library, oneDNN or OpenBLAS
+ *  as LT_GEMM chooses, runs single-threaded in each block).
  *  n <= 0 restores the default: LT_NUM_THREADS, else OMP_NUM_THREADS, else
  *  the CPUs the process may run on. Idle workers spin for LT_POOL_SPIN_US
  *  microseconds (default 50), then sleep, so no OMP_* setting is needed. */
